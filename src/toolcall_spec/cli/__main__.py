@@ -1,0 +1,5 @@
+import sys
+
+from toolcall_spec.cli import main
+
+sys.exit(main())

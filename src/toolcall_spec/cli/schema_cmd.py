@@ -1,0 +1,30 @@
+"""``toolcall-spec schema [NAME]``: list the packaged schemas, or print one."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from toolcall_spec.catalog import KINDS, SCHEMA_FILES, all_schemas, is_kind
+from toolcall_spec.cli.console import fail, print_json
+
+
+def register(subparsers: Any) -> str:
+    parser = subparsers.add_parser("schema", help="list the packaged schemas, or print one")
+    parser.add_argument("name", nargs="?", help="a kind (e.g. suite) or a schema file path")
+    return "schema"
+
+
+def run(args: argparse.Namespace) -> int:
+    schemas = all_schemas()
+    if args.name is None:
+        kind_of = {path: kind for kind, path in SCHEMA_FILES.items()}
+        for path, schema in schemas.items():
+            print(f"{kind_of.get(path, '-'):<17} {path:<45} {schema['$id']}")
+        return 0
+    path = SCHEMA_FILES[args.name] if is_kind(args.name) else args.name
+    if path not in schemas:
+        fail(f"no schema named {args.name!r}; kinds: {', '.join(KINDS)}")
+        return 2
+    print_json(schemas[path])
+    return 0

@@ -1,0 +1,39 @@
+"""Paths to members of a JSON document, in the one form this package uses everywhere.
+
+Dotted members and ``[i]`` for array items: ``tasks[0].fixtures.toolResponses[0].isError``.
+A member whose name is not a plain identifier is quoted: ``payload["vendor.key"]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_PLAIN_MEMBER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
+
+ROOT = "(root)"
+"""How the document itself is named when a problem has no deeper path."""
+
+
+def format_path(parts: Iterable[str | int]) -> str:
+    """Join member names and array indices into ``a.b[0].c``; the empty path is ``(root)``."""
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif _PLAIN_MEMBER.match(part):
+            out.append(f".{part}" if out else part)
+        else:
+            escaped = part.replace("\\", "\\\\").replace('"', '\\"')
+            out.append(f'["{escaped}"]')
+    return "".join(out) or ROOT
+
+
+def join_path(prefix: str, parts: Iterable[str | int]) -> str:
+    """Append ``parts`` to an already formatted ``prefix`` (``(root)`` counts as empty)."""
+    rest = format_path(parts)
+    if prefix in ("", ROOT):
+        return rest
+    if rest == ROOT:
+        return prefix
+    return prefix + rest if rest.startswith("[") else f"{prefix}.{rest}"

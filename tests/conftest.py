@@ -1,0 +1,30 @@
+"""Shared test setup: the requirement marker is checked against the registry at collection."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from toolcall_spec.requirements import registry
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+# CI runs every property with more examples; locally the default profile keeps runs quick.
+settings.register_profile("ci", max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=100)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    known = registry()
+    for item in items:
+        for marker in item.iter_markers("requirement"):
+            if not marker.args or marker.args[0] not in known:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: requirement marker names unknown id {marker.args!r}; "
+                    "add it to spec/requirements.json or fix the id"
+                )
