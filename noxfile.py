@@ -5,6 +5,7 @@ nox -s test                the test suite (pytest + Hypothesis)
 nox -s lint                ruff check and ruff format --check
 nox -s typecheck           mypy --strict
 nox -s docs                mkdocs build --strict
+nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
 nox -s bench               benchmarks, as ratios against peers measured in the same run
 """
 
@@ -29,21 +30,26 @@ def generate(session: nox.Session) -> None:
 @nox.session
 def test(session: nox.Session) -> None:
     """Install the package with every extra and run the test suite."""
-    session.install("-e", ".[all,test]")
+    # docs: the tests of the docs build (tests/test_docs_*.py) render Markdown with it.
+    session.install("-e", ".[all,test,docs]")
     session.run("pytest", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.6")
-    session.run("ruff", "check", "src", "tests", "noxfile.py", "benchmarks")
-    session.run("ruff", "format", "--check", "src", "tests", "noxfile.py", "benchmarks")
+    session.run("ruff", "check", "src", "tests", "noxfile.py", "benchmarks", "docs/hooks")
+    session.run(
+        "ruff", "format", "--check", "src", "tests", "noxfile.py", "benchmarks", "docs/hooks"
+    )
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    session.install("-e", ".[all,test]", "mypy==2.4.1")
+    session.install("-e", ".[all,test,docs]", "mypy==2.4.1")
     session.run("mypy")
+    # The docs build's hooks: loaded by mkdocs as top-level modules of their folder.
+    session.run("mypy", "--strict", "docs/hooks")
 
 
 @nox.session
@@ -51,6 +57,16 @@ def docs(session: nox.Session) -> None:
     """Build the docs site strictly (a broken link or anchor fails the build)."""
     session.install("-e", ".[all,docs]")
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
+
+
+@nox.session
+def docs_check(session: nox.Session) -> None:
+    """Build the site strictly, then check it in a real browser: Debian's headless Chromium
+    (apt-get install chromium chromium-driver) loads the home page, a schema page and the
+    requirement matrix, and searches the site. Screenshots go to $TMPDIR/toolcall-spec-docs."""
+    session.install("-e", ".[all,docs,test]")
+    session.run("mkdocs", "build", "--strict", "--site-dir", "site")
+    session.run("pytest", "-p", "no:randomly", "tests/test_docs_browser.py", *session.posargs)
 
 
 @nox.session

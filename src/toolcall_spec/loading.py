@@ -36,15 +36,29 @@ def parse_json(data: bytes | str, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any
         )
     if b"\x00" in raw:
         raise DocumentError("not a JSON text: the input is binary (it contains NUL bytes)")
+    if raw.startswith(UTF8_BOM):  # RFC 8259 §8.1: a parser may ignore a byte order mark
+        raw = raw[len(UTF8_BOM) :]
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        reason = str(exc)
-        if "recursion" in reason.lower():
-            raise DocumentError("not accepted: JSON nested deeper than 1,024 levels") from None
-        if "utf-8" in reason.lower():
-            raise DocumentError("not a JSON text: the input is not valid UTF-8") from None
-        raise DocumentError(f"invalid JSON: {reason}") from None
+        raise DocumentError(_reason(str(exc))) from None
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _reason(parser_message: str) -> str:
+    """orjson's message, said in the user's terms where it names a limit rather than a typo."""
+    lowered = parser_message.lower()
+    if "recursion" in lowered or "depth limit" in lowered:
+        return "not accepted: JSON nested deeper than 1,024 levels"
+    if "utf-8" in lowered:
+        return "not a JSON text: the input is not valid UTF-8"
+    if "empty" in lowered:
+        return "not a JSON text: the input is empty"
+    if "infinity" in lowered:
+        return f"not accepted: a number beyond the range of a double ({parser_message})"
+    return f"invalid JSON: {parser_message}"
 
 
 def read_json_file(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:

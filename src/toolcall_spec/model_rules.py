@@ -1,6 +1,9 @@
 """Schema rules the model generator drops silently, carried by hand.
 
-Each class here is the base of one generated model (``base-class-map`` in pyproject.toml). Each
+:class:`JsonModel` is the base of every generated model (``base-class`` in pyproject.toml): it
+restores JSON Schema's reading of numbers and patterns where pydantic's strict types differ.
+:data:`Timestamp` is the type of every ``date-time`` member (``type-overrides``). Each other class
+here is the base of one generated model (``base-class-map``) and inherits :class:`JsonModel`. Each
 rule runs before field validation on the raw mapping, so it sees exactly the members the document
 carries, as the JSON Schema does. tests/test_models_strict.py proves every rule in both the JSON
 Schema validator and the models.
@@ -9,19 +12,123 @@ Schema validator and the models.
 from __future__ import annotations
 
 import re
-from typing import Any
+import types
+from functools import cache
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, model_validator
-
-HATCH = re.compile(r"^(openwop-|x-|vendor\.)")
-"""Vendor extension keys allowed on closed OpenWOP objects."""
+from pydantic import AfterValidator, BaseModel, StrictStr, model_validator
 
 
 def _members(data: Any) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-class ToolResponseRules(BaseModel):
+class JsonModel(BaseModel):
+    """Base of every generated model.
+
+    - JSON Schema's ``integer`` is a number with no fractional part, so ``1.0`` is an integer;
+      pydantic's ``StrictInt`` refuses it. Integral floats are turned into ints for integer
+      members (booleans and strings stay refused by ``StrictInt``).
+    - JSON Schema patterns are ECMA-262: ``$`` matches only at the very end. Python's ``re``
+      (the engine of models with ``regex_engine='python-re'``, needed for lookaheads) also
+      matches ``$`` before a final newline, so those patterns are checked again with ``\\Z``.
+    """
+
+    @model_validator(mode="before")
+    @classmethod
+    def _json_schema_numbers_and_patterns(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        for name, pattern in _python_re_patterns(cls).items():
+            value = data.get(name)
+            if isinstance(value, str) and pattern.search(value) is None:
+                raise ValueError(f"{name} should match pattern {pattern.pattern!r}")
+        integral = {
+            name: int(value)
+            for name in _integer_members(cls)
+            if type(value := data.get(name)) is float and value.is_integer()
+        }
+        return {**data, **integral} if integral else data
+
+
+def _input_names(model: type[BaseModel]) -> dict[str, Any]:
+    """Each field's name in the document (its alias when it has one) and its field info."""
+    return {field.alias or name: field for name, field in model.model_fields.items()}
+
+
+@cache
+def _integer_members(model: type[BaseModel]) -> frozenset[str]:
+    return frozenset(
+        name for name, field in _input_names(model).items() if _is_integer_type(field.annotation)
+    )
+
+
+def _is_integer_type(annotation: Any) -> bool:
+    """``int`` (strict or not), an optional int, or a ``Literal`` of ints only."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _is_integer_type(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return any(_is_integer_type(arm) for arm in get_args(annotation))
+    if origin is Literal:
+        values = get_args(annotation)
+        return bool(values) and all(type(v) is int for v in values)
+    return annotation is int
+
+
+@cache
+def _python_re_patterns(model: type[BaseModel]) -> dict[str, re.Pattern[str]]:
+    if model.model_config.get("regex_engine") != "python-re":
+        return {}
+    found: dict[str, re.Pattern[str]] = {}
+    for name, field in _input_names(model).items():
+        for constraint in field.metadata:
+            pattern = getattr(constraint, "pattern", None)
+            if isinstance(pattern, str) and pattern.endswith("$") and not pattern.endswith("\\$"):
+                found[name] = re.compile(pattern[:-1] + r"\Z")
+    return found
+
+
+_DATE_TIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?"
+    r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))\Z"
+)
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_LAST_MINUTE_OF_DAY = 23 * 60 + 59
+
+
+def _is_leap_year(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def check_date_time(value: str) -> str:
+    """The ``date-time`` format beyond the schema's pattern: a real calendar day, and second 60
+    only in the last minute of a UTC day (a leap second), as RFC 3339 and jsonschema-rs read it.
+    The schema's pattern already fixed the shape; this is what a pattern cannot express."""
+    match = _DATE_TIME.match(value)
+    if match is None:
+        raise ValueError("not an RFC 3339 date-time with a time zone")
+    year, month, day, hour, minute, second = (int(part) for part in match.groups()[:6])
+    if not 1 <= month <= 12:
+        raise ValueError(f"{value[:10]} has no month {month}")
+    days = 29 if month == 2 and _is_leap_year(year) else _DAYS_IN_MONTH[month - 1]
+    if not 1 <= day <= days:
+        raise ValueError(f"{value[:10]} is not a calendar day")
+    if second == 60:
+        sign, offset_hours, offset_minutes = match.groups()[6:]
+        offset = 0 if sign is None else int(offset_hours) * 60 + int(offset_minutes)
+        utc_minute = hour * 60 + minute - (offset if sign == "+" else -offset)
+        if utc_minute % (24 * 60) != _LAST_MINUTE_OF_DAY:
+            raise ValueError("second 60 is a leap second: only in the last minute of a UTC day")
+    return value
+
+
+Timestamp = Annotated[StrictStr, AfterValidator(check_date_time)]
+"""A ``date-time`` member (schemas/common/formats.schema.json ``Timestamp``); the generated field
+adds the schema's pattern."""
+
+
+class ToolResponseRules(JsonModel):
     """``dependentRequired: {argsMatch: [args]}`` on a fixture entry."""
 
     @model_validator(mode="before")
@@ -33,7 +140,7 @@ class ToolResponseRules(BaseModel):
         return data
 
 
-class AgentToolReturnedRules(BaseModel):
+class AgentToolReturnedRules(JsonModel):
     """The ``status`` conditionals of ``agent.tool-returned`` the generator drops."""
 
     @model_validator(mode="before")
@@ -48,7 +155,7 @@ class AgentToolReturnedRules(BaseModel):
         return data
 
 
-class ToolCallEventRules(BaseModel):
+class ToolCallEventRules(JsonModel):
     """``error_category`` and ``error_message`` only on ``status: error`` (the ``else``)."""
 
     @model_validator(mode="before")
@@ -62,7 +169,7 @@ class ToolCallEventRules(BaseModel):
         return data
 
 
-class CapabilityRecordRules(BaseModel):
+class CapabilityRecordRules(JsonModel):
     """A ``stable`` capability record has no ``until``."""
 
     @model_validator(mode="before")
@@ -74,24 +181,7 @@ class CapabilityRecordRules(BaseModel):
         return data
 
 
-class DiscoveryDocumentRules(BaseModel):
-    """Every unknown top-level key of a discovery document is a capability family record."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _unknown_keys_are_records(cls, data: Any) -> Any:
-        from toolcall_spec.models.capabilities.discovery_schema import (  # noqa: PLC0415 - cycle
-            CapabilityRecord,
-        )
-
-        known = set(cls.model_fields)
-        for key, value in _members(data).items():
-            if key not in known and not HATCH.match(key):
-                CapabilityRecord.model_validate(value)
-        return data
-
-
-class RunEventRules(BaseModel):
+class RunEventRules(JsonModel):
     """The payload of a known event type is checked against that type's payload model."""
 
     @model_validator(mode="before")
@@ -100,14 +190,15 @@ class RunEventRules(BaseModel):
         from toolcall_spec.models.events import run_event_payloads_schema as payloads  # noqa: PLC0415
 
         members = _members(data)
-        models: dict[object, type[BaseModel]] = {
+        models: dict[str, type[BaseModel]] = {
             "agent.tool-called": payloads.AgentToolCalled,
             "agent.tool-returned": payloads.AgentToolReturned,
             "eval.started": payloads.EvalStarted,
             "eval.scored": payloads.EvalScored,
             "eval.completed": payloads.EvalCompleted,
         }
-        model = models.get(members.get("type"))
+        event_type = members.get("type")  # any JSON value: the type's own check reports it
+        model = models.get(event_type) if isinstance(event_type, str) else None
         if model is not None and isinstance(members.get("payload"), dict):
             model.model_validate(members["payload"])
         return data

@@ -6,6 +6,7 @@ A member whose name is not a plain identifier is quoted: ``payload["vendor.key"]
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 
@@ -24,9 +25,16 @@ def format_path(parts: Iterable[str | int]) -> str:
         elif _PLAIN_MEMBER.match(part):
             out.append(f".{part}" if out else part)
         else:
-            escaped = part.replace("\\", "\\\\").replace('"', '\\"')
-            out.append(f'["{escaped}"]')
+            out.append(f"[{printable(json.dumps(part, ensure_ascii=False))}]")
     return "".join(out) or ROOT
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (newlines, U+2028, ...) escaped, so that a
+    path or a message quoting a document's value stays on one readable line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
 
 
 def join_path(prefix: str, parts: Iterable[str | int]) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema_rs
 
 from toolcall_spec.catalog import KINDS, Kind, infer_kind, is_kind, validator
-from toolcall_spec.paths import ROOT, format_path
+from toolcall_spec.paths import ROOT, format_path, printable
 from toolcall_spec.problems import Problem
 from toolcall_spec.rules import is_tool_error
 
@@ -75,6 +75,7 @@ def _message(error: jsonschema_rs.ValidationError) -> str:
         message = f"{error.message}, because a member that depends on it is present"
     else:
         message = error.message
+    message = printable(message)
     if len(message) > MAX_MESSAGE_LENGTH:
         message = message[: MAX_MESSAGE_LENGTH - 1] + "…"
     return message

@@ -5,26 +5,30 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, StrictStr
-from pydantic.experimental.missing_sentinel import MISSING
+from pydantic import MISSING, ConfigDict, Field, RootModel, StrictInt, StrictStr
+from toolcall_spec.model_rules import JsonModel
 
 
 class Issue(RootModel[StrictStr]):
     root: Annotated[StrictStr, Field(min_length=1)]
 
 
-class EventRejection(BaseModel):
+class EventRejection(JsonModel):
     model_config = ConfigDict(
         extra='forbid',
     )
     index: Annotated[StrictInt, Field(ge=0)]
     """
-    Position of the event in the batch as sent.
+    Position of the event in the batch as sent (for a JSONL stream: among its events, blank lines not counted).
+    """
+    line: Annotated[StrictInt | MISSING, Field(ge=1)] = MISSING
+    """
+    For a JSONL stream: the 1-based line number of the event.
     """
     issues: Annotated[list[Issue], Field(min_length=1)]
 
 
-class EventWarning(BaseModel):
+class EventWarning(JsonModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -32,7 +36,7 @@ class EventWarning(BaseModel):
     message: Annotated[StrictStr, Field(min_length=1)]
 
 
-class BatchError(BaseModel):
+class BatchError(JsonModel):
     """
     Why the batch as a whole was refused (400 or 413).
     """
@@ -44,7 +48,7 @@ class BatchError(BaseModel):
     message: Annotated[StrictStr, Field(min_length=1)]
 
 
-class IngestAnswer(BaseModel):
+class IngestAnswer(JsonModel):
     """
     What ingest answers for a batch: the HTTP status it sends, how many events it accepted and rejected, and for each rejected event its index in the batch as sent with its issues (`path: message`). `accepted + rejected` equals the events sent.
     """

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
-from pydantic.experimental.missing_sentinel import MISSING
+from pydantic import MISSING, ConfigDict, Field, StrictStr
+from toolcall_spec.model_rules import JsonModel, Timestamp
 
 from . import tool_call_event_schema
 
 
-class IngestBatch(BaseModel):
+class IngestBatch(JsonModel):
     """
     The body an SDK posts to an ingest endpoint: 1 to 1,000 analytics events. Ingest validates each event on its own, so one bad event never rejects the others.
     """
@@ -24,7 +24,7 @@ class IngestBatch(BaseModel):
     ]
     sdk_version: Annotated[StrictStr | MISSING, Field(max_length=64)] = MISSING
     sent_at: Annotated[
-        StrictStr | MISSING,
+        Timestamp | MISSING,
         Field(
             pattern='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$',
             title='Timestamp',

@@ -7,6 +7,7 @@ from collections.abc import Mapping as _Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    MISSING,
     BaseModel,
     ConfigDict,
     Field,
@@ -15,8 +16,7 @@ from pydantic import (
     StrictStr,
     model_validator,
 )
-from pydantic.experimental.missing_sentinel import MISSING
-from toolcall_spec.model_rules import ToolCallEventRules
+from toolcall_spec.model_rules import Timestamp, ToolCallEventRules
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):
@@ -83,7 +83,7 @@ class ToolCallEvent(_JsonSchemaRuntimeValidationBase, ToolCallEventRules):
     trace_id: Annotated[StrictStr, Field(max_length=128, min_length=1)]
     session_id: Annotated[StrictStr, Field(max_length=128, min_length=1)]
     timestamp: Annotated[
-        StrictStr,
+        Timestamp,
         Field(
             pattern='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$',
             title='Timestamp',
@@ -110,7 +110,7 @@ class ToolCallEvent(_JsonSchemaRuntimeValidationBase, ToolCallEventRules):
     Set by ingest from the authenticated key.
     """
     ingested_at: Annotated[
-        StrictStr | MISSING,
+        Timestamp | MISSING,
         Field(
             pattern='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$',
             title='Timestamp',

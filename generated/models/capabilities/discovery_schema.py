@@ -8,6 +8,7 @@ from collections.abc import Mapping as _Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    MISSING,
     BaseModel,
     ConfigDict,
     Field,
@@ -19,8 +20,7 @@ from pydantic import (
     TypeAdapter,
     model_validator,
 )
-from pydantic.experimental.missing_sentinel import MISSING
-from toolcall_spec.model_rules import CapabilityRecordRules, DiscoveryDocumentRules
+from toolcall_spec.model_rules import CapabilityRecordRules, JsonModel
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):
@@ -298,7 +298,7 @@ class Fixture(RootModel[StrictStr]):
     root: Annotated[StrictStr, Field(min_length=1)]
 
 
-class Implementation(_JsonSchemaRuntimeValidationBase):
+class Implementation(_JsonSchemaRuntimeValidationBase, JsonModel):
     model_config = ConfigDict(
         extra='allow',
     )
@@ -317,7 +317,7 @@ class Implementation(_JsonSchemaRuntimeValidationBase):
     version: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
 
 
-class ConformanceMetadata(_JsonSchemaRuntimeValidationBase):
+class ConformanceMetadata(_JsonSchemaRuntimeValidationBase, JsonModel):
     model_config = ConfigDict(
         extra='allow',
     )
@@ -363,7 +363,7 @@ class CapabilityRecord(CapabilityRecordRules):
     """
 
 
-class EvalSuiteCapability(_JsonSchemaRuntimeValidationBase):
+class EvalSuiteCapability(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     `agents.evalSuite`: the host runs eval suites.
     """
@@ -442,7 +442,7 @@ class AgentsFamily(CapabilityRecord):
     evalSuite: EvalSuiteCapability | MISSING = MISSING
 
 
-class DiscoveryDocument(_JsonSchemaRuntimeValidationBase, DiscoveryDocumentRules):
+class DiscoveryDocument(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     What an OpenWOP v2 host advertises at `/.well-known/openwop`: protocol versions, metadata, and capability family records. The presence of a record is the claim (RFC 0031: advertise only what you implement).
     """

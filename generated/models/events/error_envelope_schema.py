@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
-from pydantic.experimental.missing_sentinel import MISSING
+from pydantic import MISSING, ConfigDict, Field, StrictStr
+from toolcall_spec.model_rules import JsonModel
 
 
-class ErrorDetails(BaseModel):
+class ErrorDetails(JsonModel):
     """
     Context of the error. `field` names the offending member in `tasks[0].fixtures.toolResponses[0].isError` form.
     """
@@ -20,7 +20,7 @@ class ErrorDetails(BaseModel):
     field: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
 
 
-class ErrorEnvelope(BaseModel):
+class ErrorEnvelope(JsonModel):
     """
     The flat OpenWOP error envelope a host answers with, e.g. `400 validation_error` at run create. Context such as the offending path lives under `details` (`details.field`).
     """

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
-from pydantic.experimental.missing_sentinel import MISSING
+from pydantic import MISSING, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from toolcall_spec.model_rules import JsonModel
 
 
-class Regression(BaseModel):
+class Regression(JsonModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -18,7 +18,7 @@ class Regression(BaseModel):
     diffRef: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
 
 
-class SafetyFinding(BaseModel):
+class SafetyFinding(JsonModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -26,7 +26,7 @@ class SafetyFinding(BaseModel):
     severity: Literal['low', 'medium', 'high', 'critical']
 
 
-class TaskSummary(BaseModel):
+class TaskSummary(JsonModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -43,7 +43,7 @@ class TaskSummary(BaseModel):
     safetyFindings: list[SafetyFinding] | MISSING = MISSING
 
 
-class EvalSummary(BaseModel):
+class EvalSummary(JsonModel):
     """
     The result of an eval run (RFC 0081), with the fixture miss count of RFC 0244 in total and per task. Carries no suite content.
     """

@@ -8,6 +8,7 @@ from collections.abc import Mapping as _Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    MISSING,
     BaseModel,
     ConfigDict,
     Field,
@@ -19,8 +20,7 @@ from pydantic import (
     TypeAdapter,
     model_validator,
 )
-from pydantic.experimental.missing_sentinel import MISSING
-from toolcall_spec.model_rules import AgentToolReturnedRules
+from toolcall_spec.model_rules import AgentToolReturnedRules, JsonModel
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):
@@ -331,7 +331,7 @@ class RunEventPayloads(RootModel[Any]):
     """
 
 
-class ErrorObject(_JsonSchemaRuntimeValidationBase):
+class ErrorObject(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     An error carried on an event: a registered or vendor code and a short message.
     """
@@ -362,7 +362,7 @@ class ErrorObject(_JsonSchemaRuntimeValidationBase):
     retryable: StrictBool | MISSING = MISSING
 
 
-class AgentToolCalled(_JsonSchemaRuntimeValidationBase):
+class AgentToolCalled(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     Payload of `agent.tool-called`: the agent called a tool.
     """
@@ -465,7 +465,7 @@ class AgentToolReturned(_JsonSchemaRuntimeValidationBase, AgentToolReturnedRules
     causationHostId: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
 
 
-class EvalStarted(_JsonSchemaRuntimeValidationBase):
+class EvalStarted(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     Payload of `eval.started`. Carries no suite content.
     """
@@ -503,7 +503,7 @@ class EvalStarted(_JsonSchemaRuntimeValidationBase):
     baselineRunId: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
 
 
-class EvalScored(_JsonSchemaRuntimeValidationBase):
+class EvalScored(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     Payload of `eval.scored`: one task's score.
     """
@@ -539,7 +539,7 @@ class EvalScored(_JsonSchemaRuntimeValidationBase):
     safetyFindingCount: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
 
 
-class EvalCompleted(_JsonSchemaRuntimeValidationBase):
+class EvalCompleted(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     Payload of `eval.completed`: the run's aggregate.
     """

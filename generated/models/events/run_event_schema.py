@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, StrictInt, StrictStr
-from pydantic.experimental.missing_sentinel import MISSING
-from toolcall_spec.model_rules import RunEventRules
+from pydantic import MISSING, ConfigDict, Field, StrictInt, StrictStr
+from toolcall_spec.model_rules import RunEventRules, Timestamp
 
 
 class RunEvent(RunEventRules):
@@ -38,7 +37,7 @@ class RunEvent(RunEventRules):
     The event's payload; see the per-type schemas.
     """
     timestamp: Annotated[
-        StrictStr,
+        Timestamp,
         Field(
             pattern='^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$',
             title='Timestamp',

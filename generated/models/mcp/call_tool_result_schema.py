@@ -7,6 +7,7 @@ from collections.abc import Mapping as _Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    MISSING,
     BaseModel,
     ConfigDict,
     Field,
@@ -16,7 +17,7 @@ from pydantic import (
     StrictStr,
     model_validator,
 )
-from pydantic.experimental.missing_sentinel import MISSING
+from toolcall_spec.model_rules import JsonModel
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):
@@ -67,7 +68,7 @@ class _JsonSchemaRuntimeValidationBase(BaseModel):
         return data
 
 
-class Annotations(BaseModel):
+class Annotations(JsonModel):
     model_config = ConfigDict(
         extra='allow',
     )
@@ -76,7 +77,7 @@ class Annotations(BaseModel):
     lastModified: StrictStr | MISSING = MISSING
 
 
-class TextContent(BaseModel):
+class TextContent(JsonModel):
     model_config = ConfigDict(
         extra='allow',
     )
@@ -86,7 +87,7 @@ class TextContent(BaseModel):
     field_meta: Annotated[dict[str, Any] | MISSING, Field(alias='_meta')] = MISSING
 
 
-class ImageContent(BaseModel):
+class ImageContent(JsonModel):
     model_config = ConfigDict(
         extra='allow',
     )
@@ -100,7 +101,7 @@ class ImageContent(BaseModel):
     field_meta: Annotated[dict[str, Any] | MISSING, Field(alias='_meta')] = MISSING
 
 
-class AudioContent(BaseModel):
+class AudioContent(JsonModel):
     model_config = ConfigDict(
         extra='allow',
     )
@@ -114,7 +115,7 @@ class AudioContent(BaseModel):
     field_meta: Annotated[dict[str, Any] | MISSING, Field(alias='_meta')] = MISSING
 
 
-class ResourceLink(BaseModel):
+class ResourceLink(JsonModel):
     model_config = ConfigDict(
         extra='allow',
     )
@@ -129,7 +130,7 @@ class ResourceLink(BaseModel):
     field_meta: Annotated[dict[str, Any] | MISSING, Field(alias='_meta')] = MISSING
 
 
-class ResourceContents(_JsonSchemaRuntimeValidationBase):
+class ResourceContents(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     Text (`text`) or binary (`blob`, base64) contents of a resource: exactly one of the two.
     """
@@ -149,7 +150,7 @@ class ResourceContents(_JsonSchemaRuntimeValidationBase):
     field_meta: Annotated[dict[str, Any] | MISSING, Field(alias='_meta')] = MISSING
 
 
-class EmbeddedResource(BaseModel):
+class EmbeddedResource(JsonModel):
     model_config = ConfigDict(
         extra='allow',
     )
@@ -159,7 +160,7 @@ class EmbeddedResource(BaseModel):
     field_meta: Annotated[dict[str, Any] | MISSING, Field(alias='_meta')] = MISSING
 
 
-class CallToolResult(BaseModel):
+class CallToolResult(JsonModel):
     """
     An MCP `tools/call` result. The result is a tool error exactly when `isError` is the JSON boolean `true`. Like MCP's own schema, result and content objects stay open to members added by later protocol versions.
     """

@@ -7,6 +7,7 @@ from collections.abc import Mapping as _Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    MISSING,
     BaseModel,
     ConfigDict,
     Field,
@@ -16,8 +17,7 @@ from pydantic import (
     StrictStr,
     model_validator,
 )
-from pydantic.experimental.missing_sentinel import MISSING
-from toolcall_spec.model_rules import ToolResponseRules
+from toolcall_spec.model_rules import JsonModel, ToolResponseRules
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):
@@ -237,7 +237,7 @@ class _JsonSchemaRuntimeValidationBase(BaseModel):
         return cls._json_schema_unique_items_equal(left, right) or cls._json_schema_unique_items_equal(right, left)
 
 
-class Thresholds(BaseModel):
+class Thresholds(JsonModel):
     """
     Pass thresholds for the whole suite.
     """
@@ -250,7 +250,7 @@ class Thresholds(BaseModel):
     maxP95LatencyMs: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
 
 
-class Match(BaseModel):
+class Match(JsonModel):
     """
     A golden match: `exact` (equal JSON values), `contains` (substring of the output's text) or `json-match` (every member of `value` present with an equal value).
     """
@@ -265,7 +265,7 @@ class Match(BaseModel):
     """
 
 
-class RubricCriterion(BaseModel):
+class RubricCriterion(JsonModel):
     model_config = ConfigDict(
         extra='forbid',
     )
@@ -303,7 +303,7 @@ class ToolResponse(ToolResponseRules):
     """
 
 
-class Expected(BaseModel):
+class Expected(JsonModel):
     """
     How the task's output is scored.
     """
@@ -316,7 +316,7 @@ class Expected(BaseModel):
     rubric: Annotated[list[RubricCriterion] | MISSING, Field(min_length=1)] = MISSING
 
 
-class Fixtures(BaseModel):
+class Fixtures(JsonModel):
     """
     Recorded tool responses that answer the agent's tool calls during replay (RFC 0244 §D).
     """
@@ -338,7 +338,7 @@ class Fixtures(BaseModel):
     """
 
 
-class EvalTask(BaseModel):
+class EvalTask(JsonModel):
     """
     One task: the agent's input, what is expected of it, and the fixtures that answer its tool calls.
     """
@@ -355,7 +355,7 @@ class EvalTask(BaseModel):
     fixtures: Fixtures | MISSING = MISSING
 
 
-class AgentEvalSuite(_JsonSchemaRuntimeValidationBase):
+class AgentEvalSuite(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     An OpenWOP v2 agent eval suite (RFC 0081) whose tasks may replay recorded tool responses (RFC 0244 §D), recorded tool errors included (RFC 0245).
     """

@@ -17,6 +17,14 @@ from toolcall_spec import __version__
 COMMAND_MODULES: tuple[str, ...] = (
     "validate_cmd",
     "schema_cmd",
+    "replay_cmd",
+    "promote_cmd",
+    "serve_cmd",
+    "conformance_cmd",
+    "classify_cmd",
+    "ingest_cmd",
+    "metrics_cmd",
+    "diff_cmd",
 )
 """Subcommand modules of this package, in the order ``--help`` lists them."""
 

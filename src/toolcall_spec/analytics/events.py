@@ -1,0 +1,130 @@
+"""Building complete, schema-valid analytics ``tool_call`` events.
+
+:class:`EventFactory` holds what is the same for every event of a server (session, source, SDK
+version, capture switches) and the injectable clock and id source, so tests can pin both.
+Captured inputs and outputs are PII-stripped; one that would make the event too large is replaced
+by ``{"_truncated": true}``, as ingest does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+import orjson
+
+from toolcall_spec import __version__
+from toolcall_spec.analytics.classify import Classification
+from toolcall_spec.analytics.pii import strip_pii_deep
+
+MAX_ID_LENGTH = 128
+"""Longest ``trace_id`` and ``session_id`` the schema accepts."""
+MAX_NAME_LENGTH = 256
+"""Longest ``event_name`` (the tool name) the schema accepts."""
+MAX_CAPTURED_BYTES = 16_384
+"""Largest captured ``input_values`` or ``output_content`` kept, as JSON; larger is truncated."""
+TRUNCATED: dict[str, Any] = {"_truncated": True}
+
+Source = Literal["server", "widget"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_uuid() -> str:
+    """A random (version 4) UUID in its hyphenated form."""
+    return str(uuid.uuid4())
+
+
+def rfc3339(moment: datetime) -> str:
+    """``moment`` as an RFC 3339 timestamp in UTC with millisecond precision, e.g.
+    ``2026-11-30T12:00:00.000Z``. A naive datetime is taken to be UTC already."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def json_type(value: object) -> str:
+    """The JSON type name of a value: string, number, integer, boolean, null, array, object."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    return "array" if isinstance(value, (list, tuple)) else type(value).__name__
+
+
+@dataclass(frozen=True)
+class EventFactory:
+    """Makes ``tool_call`` events for one server. Defaults: a new session id, source ``server``,
+    inputs and outputs captured."""
+
+    session_id: str = field(default_factory=new_uuid)
+    source: Source = "server"
+    sdk_version: str = __version__
+    capture_input: bool = True
+    capture_output: bool = True
+    clock: Callable[[], datetime] = utc_now
+    new_id: Callable[[], str] = new_uuid
+
+    def tool_call(
+        self,
+        tool_name: str,
+        classification: Classification,
+        *,
+        latency_ms: float | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        output: Mapping[str, Any] | None = None,
+        trace_id: str | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """A complete ``tool_call`` event. ``latency_ms`` is left out when the handler never ran;
+        ``arguments`` and ``output`` are captured when the factory's switches allow."""
+        event: dict[str, Any] = {
+            "event_id": self.new_id(),
+            "event_type": "tool_call",
+            "trace_id": (trace_id or self.new_id())[:MAX_ID_LENGTH],
+            "session_id": (session_id or self.session_id)[:MAX_ID_LENGTH],
+            "timestamp": rfc3339(self.clock()),
+            "source": self.source,
+            "event_name": tool_name[:MAX_NAME_LENGTH],
+            "sdk_version": self.sdk_version,
+        }
+        if latency_ms is not None:
+            event["latency_ms"] = round(max(latency_ms, 0.0), 3)
+        event.update(classification.fields())
+        event["is_retry"] = 0  # nothing detects retries yet; the member says so explicitly
+        if self.capture_input and arguments is not None:
+            event.update(_captured_input(arguments))
+        if self.capture_output and output is not None:
+            event["output_content"] = _bounded(strip_pii_deep(output))
+        return event
+
+
+def _captured_input(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    stripped = strip_pii_deep(arguments)
+    assert isinstance(stripped, dict)
+    return {
+        "input_keys": dict.fromkeys(stripped, True),
+        "input_types": {key: json_type(value) for key, value in stripped.items()},
+        "input_values": _bounded(stripped),
+    }
+
+
+def _bounded(value: object) -> Any:
+    try:
+        size = len(orjson.dumps(value))
+    except TypeError:  # not JSON (a tool handed back an object orjson cannot write)
+        return dict(TRUNCATED)
+    return value if size <= MAX_CAPTURED_BYTES else dict(TRUNCATED)

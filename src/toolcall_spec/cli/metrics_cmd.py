@@ -1,0 +1,67 @@
+"""``toolcall-spec metrics FILE [--format text|json]``: error rate and category breakdown of the
+``tool_call`` events in a JSONL file (read line by line) or a batch JSON file.
+
+``error_rate = count(status = error) / count(tool_call)``; the breakdown groups errors by
+``coalesce(error_category, 'unknown')``. Events recorded as successes whose captured output has
+``isError: true`` (from SDKs before the rule) are counted as ``reclassified`` and included in the
+corrected rate. Exit 0 when every line was a valid event, 1 when some were skipped as invalid, 2
+when the file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from toolcall_spec.analytics.metrics import ErrorMetrics, error_metrics, jsonl_error_metrics
+from toolcall_spec.cli.console import DocumentError, fail, print_json, read_document
+from toolcall_spec.cli.ingest_cmd import open_input
+from toolcall_spec.loading import is_jsonl_path
+
+
+def register(subparsers: Any) -> str:
+    parser = subparsers.add_parser(
+        "metrics",
+        help="error rate and error categories of the tool_call events in a file",
+        description="Counts only schema-valid tool_call events. Exit codes: 0 every event "
+        "counted, 1 some lines skipped as invalid, 2 unreadable file.",
+    )
+    parser.add_argument("file", metavar="FILE", help="JSONL or batch JSON file; - for stdin")
+    parser.add_argument("--jsonl", action="store_true", help="read FILE as JSONL whatever its name")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    return "metrics"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.jsonl or is_jsonl_path(args.file):
+            with open_input(args.file) as handle:
+                metrics = jsonl_error_metrics(handle)
+        else:
+            document = read_document(args.file)
+            events = document.get("events") if isinstance(document, dict) else None
+            metrics = error_metrics(events if isinstance(events, list) else [document])
+    except (DocumentError, OSError) as exc:
+        fail(f"{args.file}: {exc}")
+        return 2
+    if args.format == "json":
+        print_json(metrics.as_dict())
+    else:
+        print(render_text(metrics))
+    return 1 if metrics.skipped else 0
+
+
+def render_text(metrics: ErrorMetrics) -> str:
+    lines = [
+        f"tool calls: {metrics.tool_calls:,}",
+        f"errors: {metrics.errors:,} (error rate {metrics.error_rate:.1%})",
+    ]
+    lines += [f"  {category}: {count:,}" for category, count in sorted(metrics.by_category.items())]
+    if metrics.reclassified:
+        lines.append(
+            f"recorded as success but isError: true in the output: {metrics.reclassified:,} "
+            f"(corrected error rate {metrics.corrected_error_rate:.1%})"
+        )
+    if metrics.skipped:
+        lines.append(f"skipped (not a valid tool_call event): {metrics.skipped:,}")
+    return "\n".join(lines)

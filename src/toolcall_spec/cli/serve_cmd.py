@@ -1,0 +1,110 @@
+"""``toolcall-spec serve``: the reference host over HTTP (the OpenWOP v2 surface) on uvicorn.
+
+Loopback by default. ``--token`` (or the ``TOOLCALL_SPEC_TOKEN`` environment variable, which keeps
+the token out of the process list) puts every endpoint but discovery behind a bearer token.
+Prints ``serving on URL`` once the socket is bound (``--port 0`` picks a free port) and runs until
+interrupted. Exit 2 when the server cannot start (port taken, bad directory, missing extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from toolcall_spec.cli.console import fail
+
+DEFAULT_PORT = 8765
+TOKEN_ENV = "TOOLCALL_SPEC_TOKEN"
+
+
+def register(subparsers: Any) -> str:
+    parser = subparsers.add_parser("serve", help="serve the reference host over HTTP")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--token",
+        help=f"bearer token required on every endpoint but discovery "
+        f"(default: ${TOKEN_ENV} when set)",
+    )
+    parser.add_argument(
+        "--allow-suite-dir",
+        metavar="DIR",
+        help="let evalSuiteRef name file: URIs inside DIR (and nowhere else)",
+    )
+    parser.add_argument(
+        "--without-fixture-errors",
+        action="store_true",
+        help="do not advertise agents.evalSuite.fixtureErrors (RFC 0245's "
+        "negative host: suites with isError: true entries are refused)",
+    )
+    parser.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="runs kept in memory; the oldest finished are evicted first",
+    )
+    parser.add_argument(
+        "--max-active-runs",
+        type=int,
+        metavar="N",
+        help="runs queued or running at once; more are answered 429",
+    )
+    parser.add_argument(
+        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    return "serve"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from toolcall_spec.http.app import HostSettings, create_app  # noqa: PLC0415
+        from toolcall_spec.http.limits import Limits  # noqa: PLC0415
+        from toolcall_spec.http.reference import ReferenceBackend  # noqa: PLC0415
+        from toolcall_spec.http.server import bind, is_loopback, serve_forever, url_of  # noqa: PLC0415
+        from toolcall_spec.http.suite_refs import SuiteSources, conformance_fixtures  # noqa: PLC0415
+    except ImportError as exc:
+        fail(
+            f"serving needs the http extra ({exc.name} is missing): "
+            "pip install 'toolcall-spec[http]'"
+        )
+        return 2
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
+    if token is not None and not token.strip():
+        fail("the token must not be empty")
+        return 2
+    try:
+        overrides = {"max_runs_kept": args.max_runs, "max_active_runs": args.max_active_runs}
+        limits = Limits(**{key: value for key, value in overrides.items() if value is not None})
+        sources = SuiteSources(
+            conformance_fixtures(),
+            allowed_dir=None if args.allow_suite_dir is None else Path(args.allow_suite_dir),
+        )
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+        return 2
+    backend = (
+        ReferenceBackend.without_fixture_errors()
+        if args.without_fixture_errors
+        else ReferenceBackend()
+    )
+    app = create_app(backend, HostSettings(token=token, sources=sources, limits=limits))
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+        return 2
+    if not is_loopback(args.host) and token is None:
+        fail(
+            f"warning: {args.host} is not a loopback address and no token is set: anyone who "
+            "can reach this port can run suites"
+        )
+    print(f"serving on {url_of(sock)}", flush=True)
+    serve_forever(app, sock, log_level=args.log_level)
+    return 0

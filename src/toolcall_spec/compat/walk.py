@@ -1,0 +1,257 @@
+"""The comparison itself: two versions of a schema walked side by side, from each file's root,
+through ``$ref`` (followed once per pair of targets), keyword family by keyword family.
+
+A change is ``minor`` only when every document valid before is certainly valid after; whatever
+this walk cannot show to be safe is ``major``, with a message that says why."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from toolcall_spec.compat.changes import Change, Level
+from toolcall_spec.compat.locations import MISSING, At, Loc, Side
+from toolcall_spec.compat.values import json_equal, render
+from toolcall_spec.paths import ROOT, format_path
+
+ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+    }
+)
+"""Keywords that never change what validates (draft 2020-12); ``default`` changes a meaning."""
+
+Family = Callable[["Walk", dict[str, Any], dict[str, Any], At], list[Change]]
+
+
+@dataclass(slots=True)
+class Collapsed:
+    """A schema with its leading ``$ref`` (and one-element ``allOf``) wrappers followed."""
+
+    schema: Any
+    loc: Loc
+    annotations: dict[str, tuple[Any, Loc]] = field(default_factory=dict)
+    via_ref: bool = False
+    unresolved: str | None = None
+
+
+def trivially_true(schema: Any) -> bool:
+    """Accepts every value: ``true``, absent, or annotations only."""
+    if schema is True or schema is MISSING:
+        return True
+    return isinstance(schema, dict) and set(schema) <= ANNOTATIONS
+
+
+def _as_dict(schema: Any) -> dict[str, Any] | None:
+    if schema is True:
+        return {}
+    return schema if isinstance(schema, dict) else None
+
+
+def has_ref(value: Any) -> bool:
+    if isinstance(value, dict):
+        return "$ref" in value or any(has_ref(v) for v in value.values())
+    return isinstance(value, list) and any(has_ref(v) for v in value)
+
+
+class Walk:
+    """One comparison of two versions. ``probe`` walks answer a question for another keyword
+    (did this ``if`` change?) and follow every reference, even into other files."""
+
+    def __init__(self, old: Side, new: Side, *, probe: bool = False) -> None:
+        self.old_side, self.new_side, self.probe_only = old, new, probe
+        self._memo: dict[tuple[Loc, Loc], list[Change]] = {}
+        self._busy: set[tuple[Loc, Loc]] = set()
+        self._annotated: set[tuple[str, Loc | None, Loc | None]] = set()
+
+    # -- reporting -------------------------------------------------------------------------------
+
+    def change(
+        self, at: At, kind: str, level: Level, message: str, where: Loc | None = None
+    ) -> Change:
+        loc = where or at.new
+        return Change(at.path, kind, level, message, loc.render(), at.new.file)
+
+    def probe(self, old: Any, new: Any, at: At, *, swap: bool = False) -> list[Change]:
+        """The changes between ``old`` and ``new``, found by a separate walk and not reported:
+        with ``swap``, ``old`` lives in the new version and ``new`` in the old one."""
+        if swap:
+            walk = Walk(self.new_side, self.old_side, probe=True)
+            return walk.schema(old, new, At(at.path, at.new, at.old))
+        return Walk(self.old_side, self.new_side, probe=True).schema(old, new, at)
+
+    # -- the walk --------------------------------------------------------------------------------
+
+    def schema(self, old: Any, new: Any, at: At) -> list[Change]:
+        """Every change between two subschemas (absent counts as ``true``)."""
+        old = True if old is MISSING else old
+        new = True if new is MISSING else new
+        if json_equal(old, new) and not has_ref(old):
+            return []
+        if not isinstance(old, (dict, bool)) or not isinstance(new, (dict, bool)):
+            message = f"not a JSON Schema ({render(old)} -> {render(new)}), so not classified"
+            return [self.change(at, "unclassified", "major", message)]
+        if old is False or new is False:
+            return self._falsity(old, new, at)
+        o = self.collapse(self.old_side, old, at.old)
+        n = self.collapse(self.new_side, new, at.new)
+        if o.via_ref != n.via_ref and "$ref" in (new if o.via_ref else old):
+            # A $ref beside other keywords on one side only: compare the two as written, so
+            # the reference is paired with the reference (one more conjunct, not a new schema).
+            o, n = (
+                self.collapse(self.old_side, old, at.old, follow=False),
+                self.collapse(self.new_side, new, at.new, follow=False),
+            )
+        crossed = n.loc.file != at.new.file
+        here = At(format_path(n.loc.pointer) if crossed else at.path, o.loc, n.loc)
+        out = self._annotations(o, n, here)
+        if o.unresolved is not None or n.unresolved is not None:
+            return out + self._unresolved(o, n, here)
+        if crossed and o.via_ref and n.via_ref and o.loc == n.loc and not self.probe_only:
+            return out  # the same definition in another file: that file's comparison covers it
+        old_body, new_body = _as_dict(o.schema), _as_dict(n.schema)
+        if old_body is None or new_body is None:
+            return out + self.schema(o.schema, n.schema, here)  # false, or not a schema
+        return out + self._body_once(old_body, new_body, here)
+
+    def collapse(self, side: Side, schema: Any, loc: Loc, *, follow: bool = True) -> Collapsed:
+        """Follow a ``$ref`` that stands beside annotations only to the schema it names (again
+        while the target is one); the outermost annotation of each keyword wins."""
+        found = Collapsed(schema, loc)
+        seen: set[Loc] = set()
+        while isinstance(found.schema, dict):
+            current = found.schema
+            for keyword in ANNOTATIONS & current.keys():
+                found.annotations.setdefault(keyword, (current[keyword], found.loc))
+            if not follow or current.keys() - ANNOTATIONS != {"$ref"}:
+                break
+            target = (
+                side.resolve(current["$ref"], found.loc)
+                if isinstance(current["$ref"], str)
+                else None
+            )
+            if target is None or target in seen:
+                found.unresolved = str(current["$ref"])
+                break
+            seen.add(target)
+            found.schema, found.loc, found.via_ref = side.at(target), target, True
+        return found
+
+    def _body_once(self, old: dict[str, Any], new: dict[str, Any], at: At) -> list[Change]:
+        key = (at.old, at.new)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return []  # a recursive schema: the visit in progress reports it
+        self._busy.add(key)
+        try:
+            found = [c for family in _families() for c in family(self, old, new, at)]
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = found
+        return found
+
+    # -- the special cases -----------------------------------------------------------------------
+
+    def _falsity(self, old: Any, new: Any, at: At) -> list[Change]:
+        if old is False and new is False:
+            return []
+        if old is False:
+            message = "accepted no value before (false); now accepts some"
+            return [self.change(at, "constraint-removed", "minor", message)]
+        message = "now accepts no value (false); documents that had a value here become invalid"
+        return [self.change(at, "constraint-added", "major", message)]
+
+    def _unresolved(self, o: Collapsed, n: Collapsed, at: At) -> list[Change]:
+        if o.unresolved is not None and json_equal(o.schema, n.schema):
+            return []  # the same reference, outside the files compared: nothing changed here
+        ref = n.unresolved if n.unresolved is not None else o.unresolved
+        message = (
+            f"$ref {render(ref)} does not resolve among the files compared, so the change "
+            "cannot be classified"
+        )
+        return [self.change(at, "unclassified", "major", message)]
+
+    def _annotations(self, o: Collapsed, n: Collapsed, at: At) -> list[Change]:
+        out = []
+        for keyword in sorted(o.annotations.keys() | n.annotations.keys()):
+            before, old_loc = o.annotations.get(keyword, (MISSING, None))
+            after, new_loc = n.annotations.get(keyword, (MISSING, None))
+            if before is not MISSING and after is not MISSING and json_equal(before, after):
+                continue
+            key = (keyword, old_loc, new_loc)
+            if key in self._annotated:
+                continue  # a definition's annotation, already reported where it was first used
+            self._annotated.add(key)
+            where = None if new_loc is None else new_loc.child(keyword)
+            out.append(self._annotation(at, keyword, before, after, where))
+        return out
+
+    def _annotation(
+        self, at: At, keyword: str, before: Any, after: Any, where: Loc | None
+    ) -> Change:
+        if before is MISSING:
+            what = f"{keyword} added"
+        elif after is MISSING:
+            what = f"{keyword} removed"
+        else:
+            what = f"{keyword} changed"
+        if keyword != "default":
+            return self.change(at, "annotation-changed", "patch", what, where)
+        message = (
+            f"{what} ({render(before) if before is not MISSING else 'none'} -> "
+            f"{render(after) if after is not MISSING else 'none'}): a document that leaves the "
+            "member out may now mean something else"
+        )
+        return self.change(at, "default-changed", "major", message, where)
+
+
+def walk_documents(old: Side, new: Side, names: Iterable[str]) -> list[Change]:
+    """Compare the files present in both versions, each from its root; each change once."""
+    walk = Walk(old, new)
+    found: list[Change] = []
+    for name in names:
+        root = At(ROOT, Loc(name), Loc(name))
+        found.extend(walk.schema(old.documents[name], new.documents[name], root))
+    return unique(found)
+
+
+def unique(changes: Iterable[Change]) -> list[Change]:
+    """Each change once: a definition reached twice hands back the same change objects."""
+    seen: set[int] = set()
+    out = []
+    for change in changes:
+        if id(change) not in seen:
+            seen.add(id(change))
+            out.append(change)
+    return out
+
+
+@cache
+def _families() -> tuple[Family, ...]:
+    from toolcall_spec.compat import combinators, containers, scalars  # noqa: PLC0415 (cycle)
+
+    return (
+        scalars.dialect,
+        scalars.compare,
+        containers.objects,
+        containers.arrays,
+        combinators.conjuncts,
+        combinators.alternatives,
+        combinators.conditional,
+        combinators.negation,
+        scalars.others,
+        containers.definitions,
+    )

@@ -1,0 +1,247 @@
+"""``HttpAdapter``: the conformance ``HostAdapter`` over the OpenWOP v2 HTTP surface (httpx).
+
+A host fetches suites by reference (``evalSuiteRef``): a suite that is exactly a conformance fixture
+the host lists in discovery ``fixtures`` is sent as that id (the host's seeded copy), any other
+suite as a ``data:application/json;base64`` URI, so no shared storage is needed. A created run is
+long-polled until it is terminal.
+Seams that are not part of OpenWOP are read from this package's documented vendor paths; a host
+that lacks them (404) yields ``None``, which makes the legs that need them inapplicable.
+
+Needs only ``httpx`` (part of the ``http`` extra), not the server side.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import orjson
+
+from toolcall_spec.conformance.adapter import RunCreated, RunRefusal
+from toolcall_spec.conformance.fixtures import fixture_id_of, lists_fixture, load_fixture
+
+DEFAULT_EVAL_MODE = "golden"
+LIVE_INVOCATIONS_PATH = "/x-toolcall-spec/live-invocations"
+VENDOR_KEY = "x-toolcall-spec"
+
+
+NOT_A_VERDICT = frozenset({401, 403, 407, 429})
+"""Answers to a run create that say nothing about the suite (credentials, a busy host): the leg
+cannot run (``blocked``) rather than being refused."""
+BUSY_RETRIES = 5
+
+
+class HostError(RuntimeError):
+    """The host could not be reached, or answered in a way the v2 surface does not allow."""
+
+
+def suite_data_uri(suite: dict[str, Any]) -> str:
+    return "data:application/json;base64," + base64.b64encode(orjson.dumps(suite)).decode()
+
+
+class HttpAdapter:
+    """A v2 host at ``base_url`` (e.g. ``http://127.0.0.1:8765``), optionally behind a bearer
+    token. ``poll_timeout`` is the long-poll wait per request; ``run_deadline`` bounds how long
+    one run may take to become terminal."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        request_timeout: float = 30.0,
+        poll_timeout: int = 10,
+        run_deadline: float = 300.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.name = base_url.rstrip("/")
+        self.poll_timeout = poll_timeout
+        self.run_deadline = run_deadline
+        headers = {"Accept": "application/json", "OpenWOP-Version": "2.0"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self._client = httpx.Client(
+            base_url=self.name,
+            headers=headers,
+            timeout=httpx.Timeout(request_timeout, read=request_timeout + poll_timeout),
+            transport=transport,
+        )
+        self._capabilities: dict[str, Any] | None = None
+
+    def __enter__(self) -> HttpAdapter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- the HostAdapter protocol -------------------------------------------------------------
+
+    def capabilities(self) -> dict[str, Any]:
+        if self._capabilities is None:
+            self._capabilities = self._json_object(self._get("/.well-known/openwop"), 200)
+        return self._capabilities
+
+    def create_eval_run(
+        self, suite: dict[str, Any], *, mode: str = DEFAULT_EVAL_MODE, agent_id: str
+    ) -> RunCreated | RunRefusal:
+        body: dict[str, Any] = {
+            "mode": "eval",
+            "evalSuiteRef": suite_data_uri(suite),
+            "agentId": agent_id,
+        }
+        if mode != DEFAULT_EVAL_MODE:
+            body["evalMode"] = mode  # only when needed: other hosts may not know the member
+        response = self._post_run(orjson.dumps(body))
+        if response.status_code in NOT_A_VERDICT:
+            message = _envelope(response).get("message", response.reason_phrase)
+            raise HostError(f"{self.name}: POST /runs answered {response.status_code}: {message}")
+        if 400 <= response.status_code < 500 or response.status_code == 501:
+            return RunRefusal(response.status_code, _envelope(response))
+        created = self._json_object(response, 201)
+        run_id = created.get("runId")
+        if not isinstance(run_id, str) or not run_id:
+            raise HostError(f"{self.name}: POST /runs answered 201 without a runId")
+        self._wait_until_terminal(run_id)
+        return RunCreated(run_id)
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        cursor = -1
+        while True:
+            page = self._poll(run_id, cursor, timeout=None)
+            batch = page["events"]
+            events.extend(batch)
+            if batch:
+                cursor = _sequence(batch[-1], self.name)
+            elif page.get("isTerminal") is True:
+                return events
+            else:
+                raise HostError(f"{self.name}: run {run_id} is not terminal yet")
+
+    def summary(self, run_id: str) -> dict[str, Any]:
+        return self._json_object(self._get(f"{_run_path(run_id)}/eval-summary"), 200)
+
+    def agent_output(self, run_id: str) -> dict[str, list[dict[str, Any]]] | None:
+        snapshot = self._json_object(self._get(_run_path(run_id)), 200)
+        vendor = snapshot.get(VENDOR_KEY)
+        output = vendor.get("agentOutput") if isinstance(vendor, dict) else None
+        return output if isinstance(output, dict) else None
+
+    def live_invocations(self) -> dict[str, int] | None:
+        response = self._get(LIVE_INVOCATIONS_PATH)
+        if response.status_code in (404, 405, 501):
+            return None
+        counts = self._json_object(response, 200).get("liveInvocations")
+        if not isinstance(counts, dict):
+            raise HostError(f"{self.name}: {LIVE_INVOCATIONS_PATH} has no liveInvocations object")
+        return counts
+
+    # -- plumbing --------------------------------------------------------------------------------
+
+    def _suite_ref(self, suite: dict[str, Any]) -> str:
+        fixture_id = fixture_id_of(suite)
+        if (
+            fixture_id is not None
+            and lists_fixture(self.capabilities(), fixture_id)
+            and load_fixture(fixture_id) == suite
+        ):
+            return fixture_id
+        return suite_data_uri(suite)
+
+    def _post_run(self, body: bytes) -> httpx.Response:
+        """``POST /runs``, retried a few times while the host answers 429 (busy)."""
+        for _ in range(BUSY_RETRIES):
+            response = self._request(
+                "POST", "/runs", content=body, headers={"Content-Type": "application/json"}
+            )
+            if response.status_code != 429:
+                return response
+            time.sleep(_retry_after(response))
+        return response
+
+    def _wait_until_terminal(self, run_id: str) -> None:
+        deadline = time.monotonic() + self.run_deadline
+        cursor = -1
+        while time.monotonic() < deadline:
+            page = self._poll(run_id, cursor, timeout=self.poll_timeout)
+            if page["events"]:
+                cursor = _sequence(page["events"][-1], self.name)
+            if page.get("isTerminal") is True:
+                return
+        raise HostError(f"{self.name}: run {run_id} was not terminal after {self.run_deadline:g} s")
+
+    def _poll(self, run_id: str, after: int, *, timeout: int | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"afterSequence": after}
+        if timeout is not None:
+            params["timeout"] = timeout
+        page = self._json_object(self._get(f"{_run_path(run_id)}/events/poll", params=params), 200)
+        if not isinstance(page.get("events"), list):
+            raise HostError(f"{self.name}: the poll answer for {run_id} has no events array")
+        return page
+
+    def _get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self._request("GET", path, **kwargs)
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return self._client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise HostError(f"{self.name}: {method} {path} failed: {exc}") from None
+
+    def _json_object(self, response: httpx.Response, expected: int) -> dict[str, Any]:
+        where = f"{self.name}: {response.request.method} {response.request.url.raw_path.decode()}"
+        if response.status_code != expected:
+            detail = _envelope(response).get("message", response.reason_phrase)
+            raise HostError(f"{where} answered {response.status_code}: {detail}")
+        try:
+            value = orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            raise HostError(f"{where} answered with a body that is not JSON") from None
+        if not isinstance(value, dict):
+            raise HostError(f"{where} answered with JSON that is not an object")
+        return value
+
+
+def _retry_after(response: httpx.Response) -> float:
+    """The ``Retry-After`` delay in seconds (a number), 1 s otherwise, never more than 5 s."""
+    try:
+        return min(max(float(response.headers.get("retry-after", "1")), 0.0), 5.0)
+    except ValueError:
+        return 1.0
+
+
+def _run_path(run_id: str) -> str:
+    return f"/runs/{quote(run_id, safe='')}"
+
+
+def _sequence(event: Any, host: str) -> int:
+    sequence = event.get("sequence") if isinstance(event, dict) else None
+    if not isinstance(sequence, int) or isinstance(sequence, bool):
+        raise HostError(f"{host}: an event without an integer sequence")
+    return sequence
+
+
+def _envelope(response: httpx.Response) -> dict[str, Any]:
+    """The flat error envelope of an error answer; a stand-in when the body is not one."""
+    try:
+        value = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("error"), str):
+        return value
+    return {
+        "error": f"http_{response.status_code}",
+        "message": response.text[:300] or response.reason_phrase,
+    }

@@ -1,0 +1,115 @@
+"""Serving the app on uvicorn: in the foreground (``toolcall-spec serve``) or on a background
+thread (tests, and ``conformance`` runs against a local server). The listening socket is bound
+before uvicorn starts, so port 0 works and the real URL is known up front."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+
+GRACEFUL_SHUTDOWN_SECONDS = 5
+"""Open event streams are closed after this long at shutdown, instead of holding it forever."""
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: any free port)."""
+    family = socket.AF_INET6 if _is_ipv6(host) else socket.AF_INET
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP,
+    # and without it every response waits ~40 ms on Nagle's algorithm and delayed ACKs.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if _is_ipv6(host) else f"http://{host}:{port}"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_ipv6(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).version == 6
+    except ValueError:
+        return False
+
+
+def make_server(app: Any, *, log_level: str = "warning") -> uvicorn.Server:
+    config = uvicorn.Config(
+        app,
+        log_level=log_level,
+        lifespan="on",
+        ws="none",  # no WebSocket routes: do not load a WebSocket stack
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        server_header=False,
+    )
+    return uvicorn.Server(config)
+
+
+def serve_forever(app: Any, sock: socket.socket, *, log_level: str = "warning") -> None:
+    """Run until interrupted (uvicorn handles SIGINT/SIGTERM in the main thread)."""
+    make_server(app, log_level=log_level).run(sockets=[sock])
+
+
+class BackgroundServer:
+    """``with BackgroundServer(app) as server: httpx.get(server.url + ...)``: uvicorn on a free
+    loopback port in a daemon thread, stopped (gracefully) on exit."""
+
+    def __init__(
+        self, app: Any, *, host: str = "127.0.0.1", port: int = 0, start_timeout: float = 10.0
+    ) -> None:
+        self.sock = bind(host, port)
+        self.url = url_of(self.sock)
+        self.server = make_server(app)
+        self.start_timeout = start_timeout
+        self.thread = threading.Thread(
+            target=self.server.run,
+            kwargs={"sockets": [self.sock]},
+            name="toolcall-spec-http",
+            daemon=True,
+        )
+
+    def __enter__(self) -> BackgroundServer:
+        self.thread.start()
+        deadline = time.monotonic() + self.start_timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the HTTP server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        if self.thread.is_alive():
+            self.thread.join(GRACEFUL_SHUTDOWN_SECONDS + 5)
+        self.sock.close()

@@ -1,0 +1,39 @@
+"""Eval fixture replay (RFC 0244 §D, RFC 0245): the in-process reference host, its fixture
+server, run-create checks, event log, scripted conformance agent, scoring, and promotion of a
+recorded run into a replayable suite."""
+
+from __future__ import annotations
+
+from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID, ScriptedAgent, ToolAnswer
+from toolcall_spec.replay.fixtures import MISS, FixtureServer, Miss, Served
+from toolcall_spec.replay.host import (
+    CallResult,
+    InvalidCapabilitiesError,
+    ReferenceHost,
+    TaskRun,
+    UnknownRunError,
+    default_capabilities,
+)
+from toolcall_spec.replay.matching import args_match, json_equal
+from toolcall_spec.replay.refusal import RUN_CREATE_CHECKS, RunRefused, RunRequest
+
+__all__ = [
+    "MISS",
+    "RUN_CREATE_CHECKS",
+    "SCRIPTED_AGENT_ID",
+    "CallResult",
+    "FixtureServer",
+    "InvalidCapabilitiesError",
+    "Miss",
+    "ReferenceHost",
+    "RunRefused",
+    "RunRequest",
+    "ScriptedAgent",
+    "Served",
+    "TaskRun",
+    "ToolAnswer",
+    "UnknownRunError",
+    "args_match",
+    "default_capabilities",
+    "json_equal",
+]

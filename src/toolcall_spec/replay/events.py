@@ -1,0 +1,163 @@
+"""Building a run's event log: the OpenWOP v2 envelope and the payloads of the events a replay
+emits (schemas/events/run-event.schema.json). The clock and the id source are injectable, so a run
+with a fixed clock and fixed ids reproduces its log byte for byte."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+Clock = Callable[[], datetime]
+"""Returns the current time; a naive datetime is read as UTC."""
+IdSource = Callable[[], str]
+"""Returns a fresh opaque id (the part of a run id after ``<tenantId>/``)."""
+
+SCHEMA_VERSION = 1
+
+TOOL_CALLED = "agent.tool-called"
+TOOL_RETURNED = "agent.tool-returned"
+EVAL_STARTED = "eval.started"
+EVAL_SCORED = "eval.scored"
+EVAL_COMPLETED = "eval.completed"
+
+TRANSPORT = "native"
+"""How the reference host reaches its tools: in process, neither MCP nor HTTP."""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorCode:
+    """A vendor error code (``<org>.<code>``) and the short fixed message that goes with it. The
+    message never carries the tool's payload (RFC 0245 §D)."""
+
+    code: str
+    message: str
+
+    def error_object(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+TOOL_FAILED = ErrorCode("toolcall-spec.tool_failed", "the tool reported an error")
+"""A failed tool execution: a served ``isError: true`` entry, or a live result reporting one."""
+FIXTURE_MISS = ErrorCode("toolcall-spec.fixture_miss", "no fixture entry matches this call")
+"""A call that matched no entry under ``onMiss: error``."""
+TOOL_RAISED = ErrorCode("toolcall-spec.tool_raised", "the live tool raised an exception")
+"""A live tool that raised instead of answering."""
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def random_id() -> str:
+    return uuid.uuid4().hex
+
+
+def format_timestamp(moment: datetime) -> str:
+    """RFC 3339 in UTC with milliseconds and ``Z``, e.g. ``2026-11-30T12:00:00.250Z``."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    utc = moment.astimezone(timezone.utc)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def elapsed_ms(start: datetime, end: datetime) -> int:
+    """Whole milliseconds between two clock readings, never negative."""
+    return max(0, int((end - start).total_seconds() * 1000))
+
+
+def args_hash(args: Any) -> str | None:
+    """SHA-256 (hex) of the RFC 8785 canonical JSON of ``args``. An integer beyond IEEE double
+    precision is canonicalized as the double it denotes, as any JCS implementation reads it;
+    ``None`` only for a value JCS cannot express at all (e.g. nesting past the recursion limit)."""
+    import rfc8785  # noqa: PLC0415  (imported on first use: `import toolcall_spec` stays light)
+
+    try:
+        canonical = rfc8785.dumps(args)
+    except rfc8785.IntegerDomainError:
+        try:
+            canonical = rfc8785.dumps(_ints_as_doubles(args))
+        except (rfc8785.CanonicalizationError, RecursionError, OverflowError):
+            return None
+    except (rfc8785.CanonicalizationError, RecursionError):
+        return None
+    return hashlib.sha256(canonical).hexdigest()
+
+
+def _ints_as_doubles(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, dict, list)):
+        return value
+    if isinstance(value, int):
+        return float(value) if abs(value) > 2**53 - 1 else value
+    if isinstance(value, dict):
+        return {key: _ints_as_doubles(item) for key, item in value.items()}
+    return [_ints_as_doubles(item) for item in value]
+
+
+class EventLog:
+    """An append-only run event log: ``sequence`` from 0, ``eventId`` unique within the run."""
+
+    def __init__(self, run_id: str, clock: Clock) -> None:
+        self.run_id = run_id
+        self.clock = clock
+        self.events: list[dict[str, Any]] = []
+        self._opaque = run_id.partition("/")[2] or run_id
+
+    def append(self, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        sequence = len(self.events)
+        event = {
+            "eventId": f"{self._opaque}-{sequence:04d}",
+            "runId": self.run_id,
+            "schemaVersion": SCHEMA_VERSION,
+            "sequence": sequence,
+            "timestamp": format_timestamp(self.clock()),
+            "type": event_type,
+            "payload": payload,
+        }
+        self.events.append(event)
+        return event
+
+
+def tool_called_payload(
+    agent_id: str, tool: str, call_id: str, args: Any, *, hooks: bool
+) -> dict[str, Any]:
+    """``agent.tool-called``; with tool hooks (``toolHooks.prePostEvents``) it carries ``argsHash``
+    and ``transport``."""
+    payload: dict[str, Any] = {
+        "agentId": agent_id,
+        "toolName": tool,
+        "callId": call_id,
+        "inputs": args,
+    }
+    if hooks:
+        digest = args_hash(args)
+        if digest is not None:
+            payload["argsHash"] = digest
+        payload["transport"] = TRANSPORT
+    return payload
+
+
+def tool_returned_payload(
+    agent_id: str,
+    tool: str,
+    call_id: str,
+    *,
+    error: Mapping[str, Any] | None,
+    outcome: Any = None,
+    hooks: bool,
+    duration_ms: int,
+) -> dict[str, Any]:
+    """``agent.tool-returned``: ``error`` and no ``outcome`` for a failed call, ``outcome``
+    otherwise; with tool hooks also ``status`` (``ok``/``error``) and ``durationMs``."""
+    payload: dict[str, Any] = {"agentId": agent_id, "toolName": tool, "callId": call_id}
+    if error is not None:
+        payload["error"] = dict(error)
+    else:
+        payload["outcome"] = outcome
+    if hooks:
+        payload["status"] = "error" if error is not None else "ok"
+        payload["durationMs"] = duration_ms
+    return payload

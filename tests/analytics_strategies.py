@@ -1,0 +1,385 @@
+"""Hand-written Hypothesis strategies for the analytics tests: PII values to plant in text, text
+that holds none, and analytics ``tool_call`` events (valid ones, and ones with one planted defect).
+
+Every PII generator builds values the way the real thing is defined (Luhn check digit, IBAN
+mod-97 check digits, SSA area/group/serial rules), never by asking the code under test.
+"""
+
+from __future__ import annotations
+
+import calendar
+import ipaddress
+import string
+from typing import Any
+
+from hypothesis import strategies as st
+
+# --- text around planted values -----------------------------------------------------------------
+
+# Characters that end a token: what sits between a planted value and the text around it.
+BOUNDARIES = " \t\n,;()[]<>\"'!?=/"
+_BOUNDARY = st.sampled_from(BOUNDARIES)
+ANY_TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")) | st.just("\n"),
+    max_size=40,
+)
+TEXT_WITHOUT_DIGITS_OR_AT = st.text(
+    alphabet=st.characters(
+        codec="utf-8", exclude_categories=("Cs", "Cc", "Nd"), exclude_characters="@"
+    ),
+    max_size=40,
+)
+
+
+@st.composite
+def planted(
+    draw: st.DrawFn, value: st.SearchStrategy[str], around: st.SearchStrategy[str] = ANY_TEXT
+) -> tuple[str, str]:
+    """``(message, value)``: ``value`` in the text ``around`` draws, set off by token
+    boundaries."""
+    secret = draw(value)
+    before = draw(around) + draw(_BOUNDARY)
+    after = draw(_BOUNDARY) + draw(around)
+    return before + secret + after, secret
+
+
+# --- PII values ---------------------------------------------------------------------------------
+
+
+def luhn_check_digit(payload: str) -> str:
+    """The digit that makes ``payload + digit`` pass the Luhn check."""
+    total = 0
+    for offset, char in enumerate(reversed(payload)):
+        value = int(char)
+        if offset % 2 == 0:  # doubled: the check digit will sit to its right
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return str((10 - total % 10) % 10)
+
+
+def passes_luhn(digits: str) -> bool:
+    return luhn_check_digit(digits[:-1]) == digits[-1]
+
+
+@st.composite
+def card_numbers(draw: st.DrawFn) -> str:
+    """A Luhn-valid number of 13 to 19 digits, as written: plain, in groups of 4, or with a
+    separator after any digit."""
+    length = draw(st.integers(13, 19))
+    payload = draw(st.text(string.digits, min_size=length - 1, max_size=length - 1))
+    digits = payload + luhn_check_digit(payload)
+    return draw(_written_with_separators(digits, " -"))
+
+
+@st.composite
+def _written_with_separators(draw: st.DrawFn, digits: str, separators: str) -> str:
+    style = draw(st.sampled_from(["plain", "fours", "random"]))
+    if style == "plain":
+        return digits
+    separator = draw(st.sampled_from(separators))
+    if style == "fours":
+        return separator.join(digits[i : i + 4] for i in range(0, len(digits), 4))
+    out = [digits[0]]
+    for char in digits[1:]:
+        if draw(st.booleans()):
+            out.append(draw(st.sampled_from(separators)))
+        out.append(char)
+    return "".join(out)
+
+
+def iban_check_digits(country: str, bban: str) -> str:
+    """ISO 13616 check digits: 98 minus the mod-97 of BBAN + country + "00", letters as 10-35."""
+    rearranged = bban + country + "00"
+    number = int("".join(str(int(char, 36)) for char in rearranged))
+    return f"{98 - number % 97:02d}"
+
+
+@st.composite
+def ibans(draw: st.DrawFn) -> str:
+    """An IBAN with valid check digits, electronic (no spaces) or printed in groups of 4."""
+    country = draw(st.text(string.ascii_uppercase, min_size=2, max_size=2))
+    bban = draw(st.text(string.digits + string.ascii_uppercase, min_size=11, max_size=30))
+    iban = country + iban_check_digits(country, bban) + bban
+    if draw(st.booleans()):
+        return iban
+    return " ".join(iban[i : i + 4] for i in range(0, len(iban), 4))
+
+
+@st.composite
+def emails(draw: st.DrawFn) -> str:
+    local = draw(st.text(string.ascii_letters + string.digits + "._%+-", min_size=1, max_size=30))
+    label = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?", fullmatch=True)
+    labels = draw(st.lists(label, min_size=1, max_size=3))
+    tld = draw(st.text(string.ascii_lowercase, min_size=2, max_size=6))
+    return f"{local}@{'.'.join(labels)}.{tld}"
+
+
+@st.composite
+def phone_numbers(draw: st.DrawFn) -> str:
+    """North American numbers in their usual written shapes, or international ``+`` numbers of
+    8 to 15 digits with any single separators."""
+    if draw(st.booleans()):
+        area, exchange, line = (
+            draw(st.text(string.digits, min_size=n, max_size=n)) for n in (3, 3, 4)
+        )
+        shape = draw(
+            st.sampled_from(
+                [
+                    "({a}) {e}-{l}",
+                    "({a}){e}-{l}",
+                    "{a}-{e}-{l}",
+                    "{a}.{e}.{l}",
+                    "{a} {e} {l}",
+                    "+1 {a} {e} {l}",
+                    "1-{a}-{e}-{l}",
+                    "+1 ({a}) {e}-{l}",
+                ]
+            )
+        )
+        return shape.format(a=area, e=exchange, l=line)
+    country = draw(st.text(string.digits, min_size=1, max_size=3).filter(lambda c: c[0] != "0"))
+    rest = draw(st.text(string.digits, min_size=8 - len(country), max_size=15 - len(country)))
+    separator = draw(st.sampled_from(["", " ", "-"]))
+    return "+" + country + separator + draw(_written_with_separators(rest, " -."))
+
+
+_ITIN_GROUPS = [*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100)]
+
+
+@st.composite
+def ssns(draw: st.DrawFn) -> str:
+    """A plausible SSN (area 001-899 but 666, group 01-99, serial 0001-9999) or ITIN (area 9xx,
+    group in the ITIN ranges), dashed, spaced or bare."""
+    if draw(st.booleans()):
+        area = draw(st.integers(1, 899).filter(lambda a: a != 666))
+        group = draw(st.integers(1, 99))
+    else:
+        area = draw(st.integers(900, 999))
+        group = draw(st.sampled_from(_ITIN_GROUPS))
+    serial = draw(st.integers(1, 9999))
+    separator = draw(st.sampled_from(["-", " ", ""]))
+    return f"{area:03d}{separator}{group:02d}{separator}{serial:04d}"
+
+
+@st.composite
+def ip_addresses(draw: st.DrawFn) -> str:
+    """IPv4 dotted quads; IPv6 in full or compressed form. Compressed forms with neither a
+    decimal digit nor a 4-digit group (``::a``, ``ab::``) are left out: the documented rule keeps
+    them, as they read like code (``a::b``) far more often than like addresses."""
+    if draw(st.booleans()):
+        return str(ipaddress.IPv4Address(draw(st.integers(0, 2**32 - 1))))
+    address = ipaddress.IPv6Address(draw(st.integers(0, 2**128 - 1)))
+    if draw(st.booleans()):
+        return address.exploded
+    text = address.compressed
+    groups = text.split(":")
+    if not any(c.isdigit() for c in text) and not any(len(g) == 4 for g in groups):
+        return address.exploded
+    return text
+
+
+# --- digits that are not PII --------------------------------------------------------------------
+
+
+@st.composite
+def non_luhn_numbers(draw: st.DrawFn) -> str:
+    length = draw(st.integers(13, 19))
+    payload = draw(st.text(string.digits, min_size=length - 1, max_size=length - 1))
+    wrong = (int(luhn_check_digit(payload)) + draw(st.integers(1, 9))) % 10
+    return payload + str(wrong)
+
+
+@st.composite
+def implausible_ssns(draw: st.DrawFn) -> str:
+    """Nine digits that break the SSN and ITIN structure rules."""
+    area, group, serial = draw(
+        st.sampled_from(
+            [
+                (0, draw(st.integers(1, 99)), draw(st.integers(1, 9999))),
+                (666, draw(st.integers(1, 99)), draw(st.integers(1, 9999))),
+                (draw(st.integers(1, 899)), 0, draw(st.integers(1, 9999))),
+                (draw(st.integers(1, 899)), draw(st.integers(1, 99)), 0),
+                (
+                    draw(st.integers(900, 999)),
+                    draw(st.sampled_from([0, 10, 49, 66, 69, 89, 93])),
+                    1,
+                ),
+            ]
+        )
+    )
+    return f"{area:03d}{group:02d}{serial:04d}"
+
+
+def non_pii_numbers() -> st.SearchStrategy[str]:
+    """Numbers an error message holds that are not PII: years, dates, times, versions, prices,
+    short and very long ids, Unix timestamps, non-Luhn card-length numbers, implausible SSNs."""
+    return st.one_of(
+        st.integers(1900, 2099).map(str),
+        st.dates().map(lambda d: d.isoformat()),
+        st.times().map(lambda t: t.strftime("%H:%M:%S")),
+        st.lists(st.integers(0, 99), min_size=2, max_size=3).map(
+            lambda parts: "v" + ".".join(map(str, parts))
+        ),
+        st.integers(0, 10**6).map(lambda cents: f"${cents / 100:,.2f}"),
+        st.text(string.digits, min_size=1, max_size=8),
+        st.integers(10**9, 2 * 10**9).map(str),  # Unix timestamps: bare 10-digit runs
+        st.text(string.digits, min_size=20, max_size=40),
+        st.builds(lambda n: f"ORD-{n}", st.text(string.digits, min_size=5, max_size=8)),
+        non_luhn_numbers(),
+        implausible_ssns(),
+    )
+
+
+WORDS = st.text(string.ascii_lowercase + ",.;!? ", min_size=1, max_size=12).map(
+    lambda w: f" {w.strip(' ') or 'x'} "
+)
+
+
+@st.composite
+def messages_without_pii(draw: st.DrawFn) -> str:
+    """Lower-case words (no ``@``, ``+`` or capitals) between numbers that are not PII."""
+    parts = [draw(WORDS)]
+    for number in draw(st.lists(non_pii_numbers(), min_size=1, max_size=6)):
+        parts += [number, draw(WORDS)]
+    return "".join(parts)
+
+
+# --- analytics tool_call events -----------------------------------------------------------------
+
+CATEGORIES = ("auth", "validation", "timeout", "rate_limit", "server", "unknown", "tool_error")
+
+_ZONES = st.sampled_from(["Z", "z", "+00:00", "-00:00", "+05:30", "-08:00", "+23:59"])
+
+
+# Strategies are built once: building one inside a composite on every draw is what is slow.
+_YEARS, _MONTHS = st.integers(1, 9999), st.integers(1, 12)
+_DAYS = {n: st.integers(1, n) for n in (28, 29, 30, 31)}
+_HOURS, _SIXTY = st.integers(0, 23), st.integers(0, 59)
+_FRACTIONS = st.sampled_from(["", ".5", ".123", ".123456789"])
+_T = st.sampled_from("Tt")
+
+
+@st.composite
+def timestamps(draw: st.DrawFn) -> str:
+    """RFC 3339 date-times (year 0001 on, no leap seconds: see the differential test); every
+    day a month has, February 29 only in leap years."""
+    year, month = draw(_YEARS), draw(_MONTHS)
+    day = draw(_DAYS[calendar.monthrange(year, month)[1]])
+    time = f"{draw(_HOURS):02d}:{draw(_SIXTY):02d}:{draw(_SIXTY):02d}"
+    fraction, separator, zone = draw(_FRACTIONS), draw(_T), draw(_ZONES)
+    return f"{year:04d}-{month:02d}-{day:02d}{separator}{time}{fraction}{zone}"
+
+
+def uuids() -> st.SearchStrategy[str]:
+    return st.uuids().map(str) | st.uuids().map(lambda u: str(u).upper())
+
+
+_id_text = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40
+)
+_plain_object = st.dictionaries(
+    st.text(max_size=8),
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
+    max_size=3,
+)
+
+
+_OPTIONAL: dict[str, st.SearchStrategy[Any]] = {
+    "event_name": st.text(max_size=30),
+    "latency_ms": st.floats(0, 1e6) | st.integers(0, 10**6),
+    "is_retry": st.sampled_from([0, 1]),
+    "input_keys": _plain_object,
+    "output_content": _plain_object,
+    "tokens_in": st.integers(0, 10**6),
+    "country_code": st.text(string.ascii_uppercase, min_size=2, max_size=2),
+    "locale": st.text(max_size=35),
+    "sdk_version": st.text(max_size=64),
+    "ingested_at": timestamps(),
+}
+_OPTIONAL_NAMES = st.sets(st.sampled_from(sorted(_OPTIONAL)))
+_SOURCES = st.sampled_from(["server", "widget"])
+_STATUSES = st.sampled_from([None, "success", "error"])
+_CATEGORIES = st.sampled_from(CATEGORIES)
+_MESSAGES = st.none() | st.text(max_size=500)
+_UUIDS = uuids()
+_TIMESTAMPS = timestamps()
+
+
+@st.composite
+def tool_call_events(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid analytics ``tool_call`` event, with a random choice of optional members."""
+    event: dict[str, Any] = {
+        "event_id": draw(_UUIDS),
+        "event_type": "tool_call",
+        "trace_id": draw(_id_text),
+        "session_id": draw(_id_text),
+        "timestamp": draw(_TIMESTAMPS),
+        "source": draw(_SOURCES),
+    }
+    for name in draw(_OPTIONAL_NAMES):
+        event[name] = draw(_OPTIONAL[name])
+    status = draw(_STATUSES)
+    if status is not None:
+        event["status"] = status
+    if status == "error":
+        event["error_category"] = draw(_CATEGORIES)
+        message = draw(_MESSAGES)
+        if message is not None:
+            event["error_message"] = message
+    return event
+
+
+# Each defect makes a valid event invalid, whatever else the event holds.
+DEFECTS: dict[str, Any] = {
+    "unknown category": lambda e: {**e, "status": "error", "error_category": "exploded"},
+    "category on success": lambda e: {**e, "status": "success", "error_category": "tool_error"},
+    "error without category": lambda e: {
+        **{k: v for k, v in e.items() if k not in ("error_category", "error_message")},
+        "status": "error",
+    },
+    "is_retry as a string": lambda e: {**e, "is_retry": "true"},
+    "status as a boolean": lambda e: {**e, "status": True},
+    "hyphen-less event_id": lambda e: {**e, "event_id": e["event_id"].replace("-", "")},
+    "timestamp without a zone": lambda e: {**e, "timestamp": e["timestamp"][:19]},
+    "a day February lacks": lambda e: {**e, "timestamp": "2026-02-30T12:00:00Z"},
+    "unknown member": lambda e: {**e, "surprise": 1},
+    "no event_id": lambda e: {k: v for k, v in e.items() if k != "event_id"},
+    "negative latency": lambda e: {**e, "latency_ms": -1},
+    "message over 500": lambda e: {
+        **e,
+        "status": "error",
+        "error_category": "unknown",
+        "error_message": "x" * 501,
+    },
+    "not an object": lambda e: [e],
+}
+
+
+_DEFECT_NAMES = st.sampled_from(sorted(DEFECTS))
+
+
+@st.composite
+def small_events(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid event with few random members: cheap to draw in numbers, for properties about
+    batches rather than about the members of one event."""
+    event = {
+        "event_id": draw(_UUIDS),
+        "event_type": "tool_call",
+        "trace_id": "tr_1",
+        "session_id": "ses_1",
+        "timestamp": "2026-11-30T12:00:00Z",
+        "source": "server",
+        "status": draw(_STATUSES) or "success",
+    }
+    if event["status"] == "error":
+        event["error_category"] = draw(_CATEGORIES)
+    return event
+
+
+@st.composite
+def defective_events(
+    draw: st.DrawFn, valid: st.SearchStrategy[dict[str, Any]] | None = None
+) -> tuple[Any, str]:
+    """``(event, defect name)``: a valid event with one defect that makes it invalid."""
+    name = draw(_DEFECT_NAMES)
+    return DEFECTS[name](draw(valid if valid is not None else tool_call_events())), name

@@ -1,0 +1,227 @@
+"""The built docs site in a real browser.
+
+Debian's headless Chromium, driven through Debian's chromedriver, loads the site that
+``mkdocs build`` wrote to ``site/`` (or ``$TOOLCALL_SPEC_SITE``), served by a loopback HTTP server
+of this test. Nothing is downloaded: no browser build, no driver, no font. Screenshots go to
+``$TOOLCALL_SPEC_SCREENSHOTS`` or the temporary directory, never into the repository.
+
+Locally the test is skipped, with the reason, when Chromium, chromedriver, Selenium or the built
+site is missing. In CI (``CI`` set) each of those is a failure: the check must really run there.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+
+from toolcall_spec.requirements import find_witnesses, registry
+
+SITE = Path(os.environ.get("TOOLCALL_SPEC_SITE", REPO / "site"))
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+SHOTS = (
+    Path(os.environ.get("TOOLCALL_SPEC_SCREENSHOTS") or tempfile.gettempdir())
+    / "toolcall-spec-docs"
+)
+WAIT_SECONDS = 30
+
+SEARCH_TERM = "fixtureErrors"
+SCHEMA_PAGE = "reference/schemas/suites/agent-eval-suite/"
+MATRIX_PAGE = "reference/requirements/"
+SHOWCASE_ID = "openwop.requirement.0245.fixture-error-replayed"
+
+
+def _unavailable(reason: str) -> None:
+    """Skip locally; fail in CI, where the browser check is part of the build."""
+    if os.environ.get("CI"):
+        pytest.fail(f"the browser check cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+SOURCES = ("mkdocs.yml", "docs", "spec", "schemas", "examples", "tests")
+"""What the pages checked here are built from: a change to any of these makes a built site stale.
+A test file counts only when it names requirements (the matrix lists it as a witness)."""
+
+
+def _newer_source(than: float) -> Path | None:
+    for root in SOURCES:
+        top = REPO / root
+        for path in [top] if top.is_file() else top.rglob("*"):
+            if "__pycache__" in path.parts or not path.is_file() or path.stat().st_mtime <= than:
+                continue
+            if root != "tests" or "requirement(" in path.read_text(
+                encoding="utf-8", errors="ignore"
+            ):
+                return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def site_url() -> Iterator[str]:
+    built = SITE / "search" / "search_index.json"  # written last by the build
+    if not built.is_file():
+        _unavailable(f"no built site at {SITE}: run `nox -s docs` (or mkdocs build) first")
+    newer = _newer_source(built.stat().st_mtime)
+    if newer is not None:
+        _unavailable(f"the built site at {SITE} is older than {newer}: build it again")
+    handler = functools.partial(_QuietHandler, directory=str(SITE))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    for binary in (CHROMIUM, CHROMEDRIVER):
+        if not binary.is_file():
+            _unavailable(f"{binary} is missing: apt-get install chromium chromium-driver")
+    try:
+        from selenium import webdriver
+    except ImportError:
+        _unavailable("selenium is not installed: pip install -e '.[test]'")
+    profile = tempfile.mkdtemp(prefix="toolcall-spec-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--window-size=1280,1400",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(
+        service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)), options=options
+    )
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _open(driver: Any, url: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url)
+    WebDriverWait(driver, WAIT_SECONDS).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "article.md-content__inner h1")
+    )
+
+
+def _screenshot(driver: Any, name: str) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    assert driver.save_screenshot(str(path)), f"no screenshot written to {path}"
+    assert path.stat().st_size > 10_000, "the screenshot is suspiciously small (a blank page?)"
+    return path
+
+
+def _article_text(driver: Any) -> str:
+    from selenium.webdriver.common.by import By
+
+    return str(driver.find_element(By.CSS_SELECTOR, "article.md-content__inner").text)
+
+
+def test_home_page_leads_to_replay_and_error_counting(site_url: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    _open(browser, site_url)
+    text = _article_text(browser)
+    assert browser.find_element(By.CSS_SELECTOR, "article h1").text == "toolcall-spec"
+    assert (
+        "A tool result is an error exactly when its isError member is the JSON boolean true" in text
+    )
+    links = {
+        a.text.strip(): a.get_attribute("href")
+        for a in browser.find_elements(By.CSS_SELECTOR, "article a")
+    }
+    assert links.get("Replaying a suite", "").endswith("/replay/")
+    assert links.get("Counting tool errors", "").endswith("/analytics/")
+    _screenshot(browser, "home")
+
+
+def test_schema_page_renders_members_rules_and_examples(site_url: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    _open(browser, site_url + SCHEMA_PAGE)
+    assert browser.find_element(By.CSS_SELECTOR, "article h1").text == "AgentEvalSuite"
+    entry = browser.find_element(By.ID, "ToolResponse")
+    assert "ToolResponse" in entry.text
+    rows = [row.text for row in browser.find_elements(By.CSS_SELECTOR, "article table tr")]
+    assert any(row.startswith("isError boolean optional") for row in rows), rows
+    text = _article_text(browser)
+    assert "When argsMatch is present, args must be present too." in text
+    # The invalid RFC 0245 example, with what validate reported at build time.
+    assert "tasks[0].fixtures.toolResponses[0].isError" in text
+    browser.execute_script("arguments[0].scrollIntoView()", entry)
+    time.sleep(0.5)
+    _screenshot(browser, "schema-agent-eval-suite")
+
+
+def test_matrix_lists_every_requirement_with_its_witnesses(site_url: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+
+    _open(browser, site_url + MATRIX_PAGE)
+    witnesses: dict[str, set[str]] = {}
+    for witness in find_witnesses(REPO / "tests"):
+        witnesses.setdefault(witness.requirement_id, set()).add(witness.test)
+    for requirement in registry().values():
+        anchor = browser.find_element(By.ID, requirement.id)
+        row = anchor.find_element(By.XPATH, "ancestor::tr").text
+        assert requirement.id in row
+        assert requirement.level in row
+        for test in witnesses.get(requirement.id, ()):
+            assert test in row, f"{requirement.id}: witness {test} missing from the matrix row"
+    showcase = browser.find_element(By.ID, SHOWCASE_ID).find_element(By.XPATH, "ancestor::tr")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", showcase)
+    time.sleep(0.5)  # let the header finish its scroll transition before the picture
+    _screenshot(browser, "requirement-matrix")
+
+
+def test_site_search_finds_fixture_errors(site_url: str, browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    _open(browser, site_url)
+    box = browser.find_element(By.CSS_SELECTOR, "input.md-search__input")
+    box.click()
+    box.send_keys(SEARCH_TERM)
+    results = WebDriverWait(browser, WAIT_SECONDS).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "li.md-search-result__item") or None
+    )
+    texts = " ".join(r.text for r in results)
+    assert SEARCH_TERM.lower() in texts.lower()
+    hrefs = [
+        a.get_attribute("href") or ""
+        for a in browser.find_elements(By.CSS_SELECTOR, "li.md-search-result__item a")
+    ]
+    assert any("/reference/schemas/capabilities/discovery/" in href for href in hrefs), hrefs
+    _screenshot(browser, "search-fixtureErrors")

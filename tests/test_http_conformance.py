@@ -1,0 +1,112 @@
+"""Conformance over HTTP: the same legs, through HttpAdapter and the real server, reach the same
+outcomes as in process; a broken host served over HTTP is caught by the same leg; and the
+``toolcall-spec conformance --host URL`` command works end to end against ``toolcall-spec serve``
+started as a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import orjson
+import pytest
+from http_support import serve_subprocess, serving
+
+from toolcall_spec.conformance.adapter import HostAdapter
+from toolcall_spec.conformance.in_process import (
+    InProcessAdapter,
+    embedded_adapters,
+    restricted,
+)
+from toolcall_spec.conformance.mutants import MUTANTS
+from toolcall_spec.conformance.outcomes import Outcome
+from toolcall_spec.conformance.registry import LEGS
+from toolcall_spec.conformance.runner import Report, run_conformance
+from toolcall_spec.http.adapter import HttpAdapter
+from toolcall_spec.http.reference import ReferenceBackend
+from toolcall_spec.replay.host import ReferenceHost
+
+
+def outcomes(report: Report) -> dict[str, str]:
+    return {result.requirement_id: result.outcome.value for result in report.results}
+
+
+@contextmanager
+def served_like(hosts: Sequence[ReferenceHost]) -> Iterator[list[HostAdapter]]:
+    """Each in-process host served over HTTP (same class, same capabilities), as adapters."""
+    with ExitStack() as stack:
+        adapters: list[HostAdapter] = []
+        for host in hosts:
+            backend = ReferenceBackend(host.capabilities, host_class=type(host))
+            server = stack.enter_context(serving(backend))
+            adapters.append(stack.enter_context(HttpAdapter(server.url)))
+        yield adapters
+
+
+def test_over_http_every_leg_has_the_in_process_outcome() -> None:
+    local = embedded_adapters()
+    expected = outcomes(run_conformance(local))
+    with served_like([adapter.host for adapter in local]) as remote:
+        report = run_conformance(remote)
+    assert outcomes(report) == expected
+    assert set(expected.values()) == {Outcome.EXECUTED_PASS.value}
+
+
+@pytest.mark.parametrize("which", ["reference", "restricted"])
+def test_per_host_the_outcomes_match_too(which: str) -> None:
+    host = ReferenceHost() if which == "reference" else restricted(ReferenceHost())
+    expected = outcomes(run_conformance([InProcessAdapter(host)]))
+    with served_like([host]) as remote:
+        assert outcomes(run_conformance(remote)) == expected
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.name)
+def test_a_broken_host_served_over_http_is_caught_by_its_leg(mutant: Any) -> None:
+    legs = [leg for leg in LEGS if leg.requirement_id == mutant.caught_by]
+    with served_like([mutant.host()]) as remote:
+        report = run_conformance(remote, legs)
+    assert outcomes(report) == {mutant.caught_by: Outcome.EXECUTED_FAIL.value}
+
+
+def conformance_cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolcall_spec.cli", "conformance", "--format", "json", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("restricted_host", [False, True], ids=["reference", "negative"])
+def test_the_conformance_command_against_a_served_host(restricted_host: bool) -> None:
+    """The command line, end to end: the served reference host (or the RFC 0245 negative host)
+    gets the outcomes the same host gets in process."""
+    host = ReferenceHost()
+    options: tuple[str, ...] = ("--token", "tok3n")
+    if restricted_host:
+        host = host.without_fixture_errors()
+        options += ("--without-fixture-errors",)
+    expected = outcomes(run_conformance([InProcessAdapter(host)]))
+    with serve_subprocess(*options) as url:
+        done = conformance_cli("--host", url, "--token", "tok3n")
+        assert done.returncode == 0, done.stderr
+        report = orjson.loads(done.stdout)
+        assert report["hosts"] == [url]
+        assert {leg["id"]: leg["outcome"] for leg in report["legs"]} == expected
+        if restricted_host:
+            assert expected["openwop.requirement.0245.unadvertised-refused"] == "executed-pass"
+        else:
+            assert expected["openwop.requirement.0245.fixture-error-replayed"] == "executed-pass"
+        if not restricted_host:
+            # Wrong credentials: the legs that need a run cannot execute (blocked, naming 401);
+            # none is reported as the host failing a requirement.
+            wrong = orjson.loads(conformance_cli("--host", url, "--token", "wrong").stdout)
+            by_outcome = {leg["outcome"] for leg in wrong["legs"]}
+            assert "executed-fail" not in by_outcome
+            blocked = [leg for leg in wrong["legs"] if leg["outcome"] == "blocked"]
+            assert blocked
+            assert all("401" in leg["reason"] for leg in blocked)

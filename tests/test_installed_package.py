@@ -1,0 +1,123 @@
+"""After a non-editable install into a fresh virtual environment, with its dependencies resolved by
+pip: the models import, every schema and example is package data, and the CLI validates a packaged
+example. The wheel is built once for the module (about a minute, most of it pip)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLES, REPO
+
+from toolcall_spec.catalog import all_schemas
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Installed:
+    python: Path
+    script: Path
+    wheel: Path
+    outside: Path
+    """A working directory outside the source tree, so imports come from site-packages."""
+
+    def run(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(a) for a in args],
+            cwd=self.outside,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    def python_says(self, code: str) -> str:
+        run = self.run(self.python, "-c", code)
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    root = tmp_path_factory.mktemp("installed")
+    venv, dist, outside = root / "venv", root / "dist", root / "elsewhere"
+    outside.mkdir()
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    pip = [str(python), "-m", "pip", "--disable-pip-version-check", "--quiet"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(REPO)], check=True)
+    (wheel,) = dist.glob("toolcall_spec-*.whl")
+    subprocess.run([*pip, "install", str(wheel)], check=True, timeout=600)
+    return Installed(python, venv / "bin" / "toolcall-spec", wheel, outside)
+
+
+def test_the_install_is_not_editable(installed: Installed) -> None:
+    location = Path(installed.python_says("import toolcall_spec; print(toolcall_spec.__file__)"))
+    assert "site-packages" in location.parts
+    assert REPO not in location.parents
+
+
+def test_the_wheel_holds_schemas_models_examples_spec_and_py_typed(installed: Installed) -> None:
+    names = set(zipfile.ZipFile(installed.wheel).namelist())
+    expected = {
+        "toolcall_spec/py.typed",
+        "toolcall_spec/models/__init__.py",
+        "toolcall_spec/spec/requirements.json",
+        "toolcall_spec/examples/index.json",
+        *(f"toolcall_spec/schemas/{path}" for path in all_schemas()),
+        *(
+            f"toolcall_spec/models/{p.relative_to(REPO / 'generated/models').as_posix()}"
+            for p in (REPO / "generated/models").rglob("*.py")
+        ),
+        *(
+            f"toolcall_spec/examples/{p.relative_to(EXAMPLES).as_posix()}"
+            for p in EXAMPLES.rglob("*")
+            if p.is_file()
+        ),
+    }
+    assert sorted(expected - names) == []
+
+
+def test_the_models_import(installed: Installed) -> None:
+    code = (
+        "import toolcall_spec.models as m\n"
+        'r = m.CallToolResult.model_validate_json(\'{"content": [], "isError": true}\')\n'
+        "print(r.isError, len(m.__all__) > 20)\n"
+    )
+    assert installed.python_says(code) == "True True\n"
+
+
+def test_every_schema_is_package_data(installed: Installed) -> None:
+    code = (
+        "import json\n"
+        "from toolcall_spec.catalog import all_schemas\n"
+        "print(json.dumps(all_schemas()))\n"
+    )
+    assert json.loads(installed.python_says(code)) == all_schemas()
+
+
+def test_the_cli_validates_a_packaged_example(installed: Installed) -> None:
+    examples = Path(
+        installed.python_says(
+            "from importlib import resources\n"
+            "print(resources.files('toolcall_spec').joinpath('examples'))\n"
+        ).strip()
+    )
+    valid = installed.run(
+        installed.script, "validate", examples / "suites/rfc0245-fail-then-succeed.json"
+    )
+    assert valid.returncode == 0, valid.stderr
+    invalid = installed.run(
+        installed.script, "validate", examples / "suites/rfc0245-string-iserror.json"
+    )
+    assert invalid.returncode == 1
+    assert "tasks[0].fixtures.toolResponses[0].isError: " in invalid.stdout
+    listed = installed.run(installed.script, "schema")
+    assert listed.returncode == 0
+    assert "suites/agent-eval-suite.schema.json" in listed.stdout
