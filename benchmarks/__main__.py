@@ -1,4 +1,8 @@
-"""Run every benchmark module (``python -m benchmarks [NAME...]``): ``bench_<name>.py`` each."""
+"""Run benchmark modules: ``python -m benchmarks [NAME...] [--option...]``.
+
+Each ``bench_<name>.py`` has ``main(argv)``; options (arguments starting with ``-``) are passed to
+every module run, e.g. ``python -m benchmarks ingest --quick``. No name runs them all.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,13 @@ from pathlib import Path
 
 
 def main(argv: list[str]) -> None:
-    names = argv or sorted(
-        p.stem[len("bench_") :] for p in Path(__file__).parent.glob("bench_*.py")
+    options = [arg for arg in argv if arg.startswith("-")]
+    names = [arg for arg in argv if not arg.startswith("-")] or sorted(
+        path.stem.removeprefix("bench_") for path in Path(__file__).parent.glob("bench_*.py")
     )
     for name in names:
         print(f"== {name}", flush=True)
-        import_module(f"benchmarks.bench_{name}").main([])
+        import_module(f"benchmarks.bench_{name}").main(options)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,10 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="bench_http")
     parser.add_argument("--runs", type=int, default=400)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--quick", action="store_true", help="100 runs instead of --runs")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.runs = 100
     suite = load_fixture(FIXTURE_ERROR)
     data_ref = "data:application/json;base64," + base64.b64encode(orjson.dumps(suite)).decode()
     local = _in_process(args.runs, suite)

@@ -325,7 +325,7 @@ def test_events_go_to_a_jsonl_file_that_ingest_accepts(tmp_path: Path) -> None:
         instrument(server, sink, new_id=ids(), session_id=lambda ctx: "ses-http-7")
         run_calls(server, CALLS)
     with path.open("rb") as handle:
-        events = [line.value for line in iter_jsonl(handle)]
+        events = [value for _, value, _ in iter_jsonl(handle)]
     assert [event["event_name"] for event in events] == [name for name, _ in CALLS]
     assert {event["session_id"] for event in events} == {"ses-http-7"}
     assert len({event["event_id"] for event in events}) == len(CALLS)

@@ -14,8 +14,6 @@ from conftest import REPO
 from toolcall_spec.catalog import all_schemas
 from toolcall_spec.compat import Change, compare, compare_documents, read_schema, verdict
 
-ADDITIVE = "toolcall-spec.requirement.compat.additive-changes"
-
 SUITE = "suites/agent-eval-suite.schema.json"
 DISCOVERY = "capabilities/discovery.schema.json"
 CALL_TOOL_RESULT = "mcp/call-tool-result.schema.json"
@@ -25,7 +23,8 @@ ENTRY = "tasks[].fixtures.toolResponses[]"
 """Where a fixture entry sits in a suite, as the comparison names document locations."""
 
 RFC_0244_SUITE = REPO / "tests/data/compat/rfc0244/agent-eval-suite.schema.json"
-"""The suite schema as RFC 0244 published it: an entry is ``{tool, args?, argsMatch?, response}``."""
+"""The suite schema as RFC 0244 published it: an entry is ``{tool, args?, argsMatch?,
+response}``."""
 
 Schemas = dict[str, Any]
 
@@ -65,7 +64,7 @@ def test_each_schema_compared_with_itself_has_no_changes(path: str) -> None:
 # -- the policy's table, on the real schemas -----------------------------------------------------
 
 
-@pytest.mark.requirement(ADDITIVE)
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 def test_an_optional_member_on_the_fixture_entry_is_additive() -> None:
     changes = planted(lambda s: entry(s)["properties"].update(note={"type": "string"}))
     assert found(changes) == [("minor", "member-added-optional", SUITE, f"{ENTRY}.note")]
@@ -73,7 +72,7 @@ def test_an_optional_member_on_the_fixture_entry_is_additive() -> None:
     assert verdict(changes) == "minor"
 
 
-@pytest.mark.requirement(ADDITIVE)
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 def test_a_required_member_on_the_fixture_entry_is_major() -> None:
     def edit(s: Schemas) -> None:
         entry(s)["properties"]["note"] = {"type": "string"}
@@ -84,7 +83,7 @@ def test_a_required_member_on_the_fixture_entry_is_major() -> None:
     assert verdict(changes) == "major"
 
 
-@pytest.mark.requirement(ADDITIVE)
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 def test_closing_the_open_call_tool_result_is_major() -> None:
     changes = planted(lambda s: s[CALL_TOOL_RESULT].update(additionalProperties=False))
     assert found(changes) == [("major", "object-closed", CALL_TOOL_RESULT, "*")]
@@ -102,11 +101,15 @@ def test_opening_a_closed_object_is_additive() -> None:
     assert found(changes) == [("minor", "object-opened", SUITE, f"{ENTRY}.*")]
 
 
-@pytest.mark.requirement(ADDITIVE)
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 @pytest.mark.parametrize(
     ("edit", "kind", "path"),
     [
-        (lambda s: event_member(s, "latency_ms").update(type="integer"), "type-narrowed", "latency_ms"),
+        (
+            lambda s: event_member(s, "latency_ms").update(type="integer"),
+            "type-narrowed",
+            "latency_ms",
+        ),
         (
             lambda s: event_member(s, "error_category")["enum"].remove("tool_error"),
             "enum-value-removed",
@@ -117,15 +120,27 @@ def test_opening_a_closed_object_is_additive() -> None:
             "bound-tightened",
             "error_message",
         ),
-        (lambda s: event_member(s, "locale").update(pattern="^[a-z]{2}"), "pattern-added", "locale"),
+        (
+            lambda s: event_member(s, "locale").update(pattern="^[a-z]{2}"),
+            "pattern-added",
+            "locale",
+        ),
         (lambda s: event_member(s, "tokens_in").update(minimum=1), "bound-tightened", "tokens_in"),
         (
             lambda s: event_member(s, "country_code").update(pattern="^[A-Z]{3}$"),
             "pattern-changed",
             "country_code",
         ),
-        (lambda s: event_member(s, "metadata").update(maxProperties=5), "bound-tightened", "metadata"),
-        (lambda s: event_member(s, "source").update(const="server"), "enum-value-removed", "source"),
+        (
+            lambda s: event_member(s, "metadata").update(maxProperties=5),
+            "bound-tightened",
+            "metadata",
+        ),
+        (
+            lambda s: event_member(s, "source").update(const="server"),
+            "enum-value-removed",
+            "source",
+        ),
         (
             lambda s: event_member(s, "trace_id").update(format="uuid"),
             "format-added",
@@ -149,7 +164,7 @@ def test_narrowing_a_type_is_major(edit: Callable[[Schemas], object], kind: str,
     assert found(changes) == [("major", kind, TOOL_CALL_EVENT, path)]
 
 
-@pytest.mark.requirement(ADDITIVE)
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 @pytest.mark.parametrize(
     ("edit", "kind", "path"),
     [
@@ -164,7 +179,11 @@ def test_narrowing_a_type_is_major(edit: Callable[[Schemas], object], kind: str,
             "error_message",
         ),
         (lambda s: event_member(s, "is_retry").update(type="number"), "type-widened", "is_retry"),
-        (lambda s: event_member(s, "country_code").pop("pattern"), "pattern-removed", "country_code"),
+        (
+            lambda s: event_member(s, "country_code").pop("pattern"),
+            "pattern-removed",
+            "country_code",
+        ),
         (lambda s: event_member(s, "trace_id").pop("minLength"), "bound-relaxed", "trace_id"),
         (
             lambda s: event_member(s, "status").update(type=["string", "null"]),
@@ -181,7 +200,9 @@ def test_narrowing_a_type_is_major(edit: Callable[[Schemas], object], kind: str,
         "null-allowed",
     ],
 )
-def test_widening_a_type_is_additive(edit: Callable[[Schemas], object], kind: str, path: str) -> None:
+def test_widening_a_type_is_additive(
+    edit: Callable[[Schemas], object], kind: str, path: str
+) -> None:
     changes = planted(edit)
     assert found(changes) == [("minor", kind, TOOL_CALL_EVENT, path)]
     assert verdict(changes) == "minor"
@@ -207,9 +228,7 @@ def test_changing_what_an_absent_member_means_is_major() -> None:
 
 def test_a_description_change_is_a_patch() -> None:
     changes = planted(lambda s: entry(s).update(description="Another description."))
-    assert [(c.level, c.kind, c.path) for c in changes] == [
-        ("patch", "annotation-changed", ENTRY)
-    ]
+    assert [(c.level, c.kind, c.path) for c in changes] == [("patch", "annotation-changed", ENTRY)]
     assert verdict(changes) == "patch"
 
 
@@ -253,7 +272,9 @@ def test_a_changed_reference_to_another_file_is_followed() -> None:
         }
 
     changes = planted(edit)
-    assert ("major", "pattern-changed", TOOL_CALL_EVENT, "$defs.Timestamp") in found(changes)
+    assert ("major", "pattern-changed", TOOL_CALL_EVENT, "event_id") in found(changes)
+    pattern = next(c for c in changes if c.kind == "pattern-changed")
+    assert pattern.schema_path == f"{FORMATS}#$defs.Timestamp"
     assert verdict(changes) == "major"
 
 
@@ -282,7 +303,7 @@ def test_a_changed_condition_is_major() -> None:
 # -- RFC 0245 is additive ------------------------------------------------------------------------
 
 
-@pytest.mark.requirement(ADDITIVE)
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 def test_rfc_0245_fixture_entry_is_additive_over_rfc_0244() -> None:
     """The published RFC 0244 entry ``{tool, args?, argsMatch?, response}`` becomes ours: an
     optional ``isError``, and ``response`` no longer required (an error entry may leave it out)."""
@@ -294,7 +315,7 @@ def test_rfc_0245_fixture_entry_is_additive_over_rfc_0244() -> None:
     assert verdict(changes) == "minor"
 
 
-@pytest.mark.requirement(ADDITIVE)
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 def test_rfc_0245_capability_member_is_additive() -> None:
     before = copy.deepcopy(all_schemas()[DISCOVERY])
     del before["$defs"]["EvalSuiteCapability"]["properties"]["fixtureErrors"]
@@ -319,9 +340,9 @@ CASES: list[tuple[str, Any, Any, str, str]] = [
     ("minItems-raised", {"minItems": 1}, {"minItems": 2}, "bound-tightened", "major"),
     ("uniqueItems-added", {}, {"uniqueItems": True}, "constraint-added", "major"),
     ("uniqueItems-removed", {"uniqueItems": True}, {}, "constraint-removed", "minor"),
-    ("enum-added", {"type": "string"}, {"type": "string", "enum": ["a"]}, "constraint-added", "major"),
+    ("enum-added", {"type": "string"}, {"type": "string", "enum": ["a"]},
+     "constraint-added", "major"),
     ("enum-removed", {"enum": ["a"]}, {}, "constraint-removed", "minor"),
-    ("true-is-not-1", {"const": True}, {"const": 1}, "enum-value-removed", "major"),
     ("anyOf-alternative-added", {"anyOf": [{"type": "string"}]},
      {"anyOf": [{"type": "string"}, {"type": "null"}]}, "alternative-added", "minor"),
     ("anyOf-alternative-removed", {"anyOf": [{"type": "string"}, {"type": "null"}]},
@@ -356,7 +377,8 @@ CASES: list[tuple[str, Any, Any, str, str]] = [
     ("prefix-item-added", {"prefixItems": [{}], "items": False},
      {"prefixItems": [{}, {}], "items": False}, "constraint-removed", "minor"),
     ("contains-added", {}, {"contains": {"type": "string"}}, "constraint-added", "major"),
-    ("member-names-restricted", {}, {"propertyNames": {"maxLength": 8}}, "bound-tightened", "major"),
+    ("member-names-restricted", {}, {"propertyNames": {"maxLength": 8}},
+     "bound-tightened", "major"),
     ("ref-sibling-added", {**DEFS, "$ref": "#/$defs/Name"},
      {**DEFS, "$ref": "#/$defs/Name", "minLength": 1}, "bound-tightened", "major"),
     ("ref-sibling-removed", {**DEFS, "$ref": "#/$defs/Name", "minLength": 1},
@@ -368,8 +390,12 @@ CASES: list[tuple[str, Any, Any, str, str]] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("old", "new", "kind", "level"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_each_keyword_family_classifies_its_changes(old: Any, new: Any, kind: str, level: str) -> None:
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "level"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_each_keyword_family_classifies_its_changes(
+    old: Any, new: Any, kind: str, level: str
+) -> None:
     changes = compare(old, new)
     assert [(c.kind, c.level) for c in changes if c.level != "patch"] == [(kind, level)]
 
@@ -381,26 +407,51 @@ def test_each_keyword_family_classifies_its_changes(old: Any, new: Any, kind: st
         ({"enum": [1, "a"]}, {"enum": ["a", 1.0]}),
         ({"maximum": 1}, {"maximum": 1.0}),
         ({"minLength": 0}, {}),
-        ({"properties": {"a": {"type": "string"}}}, {**DEFS, "properties": {"a": {"$ref": "#/$defs/Name"}}}),
+        (
+            {"properties": {"a": {"type": "string"}}},
+            {**DEFS, "properties": {"a": {"$ref": "#/$defs/Name"}}},
+        ),
     ],
-    ids=["required-order", "enum-order-and-1.0", "integral-float", "default-bound", "inline-to-ref"],
+    ids=[
+        "required-order",
+        "enum-order-and-1.0",
+        "integral-float",
+        "default-bound",
+        "inline-to-ref",
+    ],
 )
 def test_equivalent_spellings_are_not_validation_changes(old: Any, new: Any) -> None:
     assert [c for c in compare(old, new) if c.kind != "definition-added"] == []
 
 
+def test_true_and_1_are_different_values() -> None:
+    changes = compare({"const": True}, {"const": 1})
+    assert [(c.kind, c.level, c.message) for c in changes] == [
+        ("enum-value-removed", "major", "value true no longer accepted"),
+        ("enum-value-added", "minor", "value 1 now accepted"),
+    ]
+
+
 def test_a_constraint_every_allowed_value_already_meets_is_a_patch() -> None:
     assert verdict(compare({"const": "text"}, {"const": "text", "type": "string"})) == "patch"
-    assert verdict(compare({"enum": ["ab", "abc"]}, {"enum": ["ab", "abc"], "maxLength": 3})) == "patch"
+    assert (
+        verdict(compare({"enum": ["ab", "abc"]}, {"enum": ["ab", "abc"], "maxLength": 3}))
+        == "patch"
+    )
     # ... and one that rejects an allowed value is not.
-    assert verdict(compare({"enum": ["ab", "abc"]}, {"enum": ["ab", "abc"], "maxLength": 2})) == "major"
+    assert (
+        verdict(compare({"enum": ["ab", "abc"]}, {"enum": ["ab", "abc"], "maxLength": 2}))
+        == "major"
+    )
 
 
 def test_a_recursive_schema_is_compared_once_per_definition() -> None:
     def node(*extra: tuple[str, Any]) -> dict[str, Any]:
         members = {"next": {"$ref": "#/$defs/Node"}, **dict(extra)}
         return {
-            "$defs": {"Node": {"type": "object", "properties": members, "additionalProperties": False}},
+            "$defs": {
+                "Node": {"type": "object", "properties": members, "additionalProperties": False}
+            },
             "$ref": "#/$defs/Node",
         }
 
@@ -411,18 +462,28 @@ def test_a_recursive_schema_is_compared_once_per_definition() -> None:
 # -- conservative: what cannot be classified is major --------------------------------------------
 
 
-@pytest.mark.requirement(ADDITIVE)
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 @pytest.mark.parametrize(
     ("old", "new"),
     [
         ({"$ref": "other.schema.json"}, {"$ref": "another.schema.json"}),
         ({"$dynamicRef": "#a"}, {"$dynamicRef": "#b"}),
-        ({"unevaluatedProperties": False}, {"unevaluatedProperties": False, "properties": {"a": {}}}),
+        (
+            {"unevaluatedProperties": False},
+            {"unevaluatedProperties": False, "properties": {"a": {}}},
+        ),
         ({"type": "strng"}, {"type": "string"}),
         ({"items": [{}]}, {"items": [{}, {}]}),
         ({"maxLength": "10"}, {"maxLength": "12"}),
     ],
-    ids=["unresolvable-ref", "dynamic-ref", "unevaluated", "malformed-type", "draft-7-items", "bad-bound"],
+    ids=[
+        "unresolvable-ref",
+        "dynamic-ref",
+        "unevaluated",
+        "malformed-type",
+        "draft-7-items",
+        "bad-bound",
+    ],
 )
 def test_a_change_that_cannot_be_classified_is_major_and_says_why(old: Any, new: Any) -> None:
     changes = compare(old, new)
@@ -450,4 +511,4 @@ def test_a_change_prints_as_level_kind_location_message() -> None:
         "required: documents without it become invalid"
     )
     assert change.as_dict()["file"] == SUITE
-    assert change.as_dict()["schemaPath"] == "$defs.ToolResponse.required.response"
+    assert change.as_dict()["schemaPath"] == "$defs.ToolResponse.required"

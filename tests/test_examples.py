@@ -26,8 +26,8 @@ def documents(path: Path) -> list[tuple[str, Any]]:
         return [("", read_json_file(path))]
     with path.open("rb") as handle:
         lines = list(iter_jsonl(handle))
-    assert all(line.error is None for line in lines), "an example line does not parse"
-    return [(f"{line.number}:", line.value) for line in lines]
+    assert all(error is None for _, _, error in lines), "an example line does not parse"
+    return [(f"{number}:", value) for number, value, _ in lines]
 
 
 def reported(example: dict[str, Any]) -> tuple[list[Problem], set[str], set[str]]:

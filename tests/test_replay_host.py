@@ -11,12 +11,9 @@ import pytest
 from replay_helpers import VENDOR_CODE, example, oracle_errors, tool_pairs
 
 from toolcall_spec import validate
+from toolcall_spec.conformance.fixtures import FIXTURE_FILES
 from toolcall_spec.replay import SCRIPTED_AGENT_ID, ReferenceHost, RunRefused, UnknownRunError
-from toolcall_spec.replay.host import (
-    FIXTURE_SUITES,
-    InvalidCapabilitiesError,
-    default_capabilities,
-)
+from toolcall_spec.replay.host import InvalidCapabilitiesError, default_capabilities
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
 LOOKUP = "billing:lookup"
@@ -80,7 +77,7 @@ def test_the_summary_matches_the_example_summary() -> None:
 
 def test_the_conformance_fixture_is_the_listed_one() -> None:
     host = ReferenceHost()
-    assert set(FIXTURE_SUITES) == set(host.capabilities["fixtures"])
+    assert set(FIXTURE_FILES) == set(host.capabilities["fixtures"])
     run_id = host.create_run(host.fixture_suite("conformance-eval-fixture-error"))
     assert [s["isError"] for s in next(iter(host.agent_output(run_id).values()))] == [True, False]
     with pytest.raises(KeyError):

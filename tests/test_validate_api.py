@@ -97,6 +97,19 @@ def test_a_success_entry_whose_response_carries_is_error_gets_a_warning() -> Non
     assert validate(variant("suite", ((*ENTRY, "response"), response))) == []
     plain = variant("suite", ((*ENTRY, "isError"), False), ((*ENTRY, "response"), {"ok": 1}))
     assert validate(plain) == []
+    # A recorded success says isError: false, as the entry does: nothing to warn about.
+    agreeing = {"content": [], "isError": False}
+    assert (
+        validate(variant("suite", ((*ENTRY, "isError"), DROP), ((*ENTRY, "response"), agreeing)))
+        == []
+    )
+    # Any other value (a string, a number) is a failure written into an opaque payload.
+    for lookalike in ("true", 1):
+        looks = {"content": [], "isError": lookalike}
+        (warned,) = validate(
+            variant("suite", ((*ENTRY, "isError"), DROP), ((*ENTRY, "response"), looks))
+        )
+        assert warned.severity == "warning"
     # An invalid document gets its errors, not warnings about what it might mean.
     broken = variant("suite", ((*ENTRY, "isError"), DROP), ((*ENTRY, "response"), response))
     broken["tasks"][0]["fixtures"]["onMiss"] = "retry"

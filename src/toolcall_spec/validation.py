@@ -86,12 +86,15 @@ def _message(error: jsonschema_rs.ValidationError) -> str:
 
 def _suite_success_entry_carries_is_error(document: Any) -> Iterator[Problem]:
     """A success entry whose opaque ``response`` has an ``isError`` key is served as a success
-    (RFC 0245 §A keeps ``response`` opaque); it is almost always a recording mistake."""
+    (RFC 0245 §A keeps ``response`` opaque); it is almost always a recording mistake. A recorded
+    ``isError: false`` says the same as the entry, so it is left alone."""
     for t, task in enumerate(document.get("tasks", [])):
         entries = (task.get("fixtures") or {}).get("toolResponses", [])
         for e, entry in enumerate(entries):
             response = entry.get("response")
-            if not is_tool_error(entry) and isinstance(response, dict) and "isError" in response:
+            if is_tool_error(entry) or not isinstance(response, dict):
+                continue
+            if "isError" in response and response["isError"] is not False:
                 where: list[str | int] = [
                     "tasks",
                     t,
@@ -101,9 +104,8 @@ def _suite_success_entry_carries_is_error(document: Any) -> Iterator[Problem]:
                     "response",
                     "isError",
                 ]
-                path = format_path(where)
                 yield Problem(
-                    path,
+                    format_path(where),
                     "this entry is served as a success although its response carries isError; "
                     "set the entry's own isError: true to replay a recorded failure",
                     "warning",

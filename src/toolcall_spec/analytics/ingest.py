@@ -32,9 +32,8 @@ from typing import Any, BinaryIO
 
 import jsonschema_rs
 
-from toolcall_spec.analytics.jsonl import iter_json_lines
 from toolcall_spec.catalog import Kind, load_schema, registry, validator
-from toolcall_spec.loading import DocumentError, parse_json
+from toolcall_spec.loading import DocumentError, iter_jsonl, parse_json
 from toolcall_spec.paths import format_path
 from toolcall_spec.validation import schema_problems
 
@@ -227,7 +226,7 @@ def iter_jsonl_rejections(
     memory. ``counts`` is ``[accepted, rejected]`` and is kept up to date."""
     is_valid = validator(EVENT_KIND).is_valid  # the hot loop: one lookup, not one per line
     index = -1
-    for index, (number, value, error) in enumerate(iter_json_lines(handle)):
+    for index, (number, value, error) in enumerate(iter_jsonl(handle)):
         if error is None and is_valid(value):
             counts[0] += 1
         else:

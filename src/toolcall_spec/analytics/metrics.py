@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from toolcall_spec.analytics.ingest import EVENT_KIND
-from toolcall_spec.analytics.jsonl import iter_json_lines
 from toolcall_spec.catalog import validator
+from toolcall_spec.loading import iter_jsonl
 from toolcall_spec.rules import is_tool_error
 
 
@@ -84,6 +84,4 @@ def error_metrics(events: Iterable[Any]) -> ErrorMetrics:
 def jsonl_error_metrics(handle: BinaryIO) -> ErrorMetrics:
     """:func:`error_metrics` over a JSONL stream, line by line in constant memory; a line that is
     not JSON counts as skipped."""
-    return error_metrics(
-        value if error is None else None for _, value, error in iter_json_lines(handle)
-    )
+    return error_metrics(value if error is None else None for _, value, error in iter_jsonl(handle))

@@ -75,13 +75,13 @@ def _jsonl_problems(
     path: Path, kind: str | None, report: FileReport
 ) -> Iterator[tuple[int, Problem]]:
     with path.open("rb") as handle:
-        for line in iter_jsonl(handle):
+        for number, value, error in iter_jsonl(handle):
             report.documents += 1
-            if line.error is not None:
-                yield line.number, Problem("(root)", line.error)
+            if error is not None:
+                yield number, Problem("(root)", error)
                 continue
-            for problem in validate(line.value, kind):
-                yield line.number, problem
+            for problem in validate(value, kind):
+                yield number, problem
 
 
 def _location(report: FileReport, number: int | None) -> str:

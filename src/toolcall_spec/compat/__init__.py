@@ -1,7 +1,9 @@
-"""Compatibility of schema changes, as code: compare two versions of a JSON Schema (or of a
-folder of them) and classify every difference as ``major`` (a document valid before may be
-invalid now, or mean something else), ``minor`` (additive) or ``patch`` (what validates is
-unchanged), as spec/compatibility.md states the policy.
+"""Compatibility of schema changes, as code: each difference between two versions of the
+schemas classified as major, minor (additive) or patch.
+
+``major``: a document valid before may be invalid now, or mean something else. ``minor``: every
+document valid before stays valid. ``patch``: what validates is unchanged. spec/compatibility.md
+states the policy.
 
 The comparison is conservative: a change it cannot show to be safe is major, and its message says
 why. ``toolcall-spec diff OLD NEW`` is the command line over :func:`compare_trees` and

@@ -29,9 +29,10 @@ class Change:
 
     ``path`` is where it shows in a document (``tasks[].fixtures.toolResponses[].isError``; ``[]``
     is every array item, ``*`` every unlisted member); a definition no document reaches is named by
-    its schema location (``$defs.Uuid``). ``schema_path`` is the location in the new version's
-    schema (``$defs.ToolResponse.properties.isError``) and ``file`` the schema file it is in
-    (empty when two single schemas are compared).
+    its schema location (``$defs.Uuid``). ``file`` is the schema file compared (empty when two
+    single schemas are compared) and ``schema_path`` the location in its new version
+    (``$defs.ToolResponse.properties.isError``), as ``FILE#PATH`` when a reference led into another
+    file.
     """
 
     path: str

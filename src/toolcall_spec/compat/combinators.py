@@ -177,11 +177,12 @@ def discriminated(walk: Walk, side: Side, parts: list[Part], base: Loc) -> bool:
         if not isinstance(found.schema, dict):
             return False
         resolved.append(found)
-    required = [set(r.schema.get("required", [])) for r in resolved]
+    required = [_strings(r.schema.get("required")) for r in resolved]
     for name in sorted(set.intersection(*required) if required else set()):
         sets = []
         for found in resolved:
-            member = found.schema.get("properties", {}).get(name, MISSING)
+            members = found.schema.get("properties")
+            member = members.get(name, MISSING) if isinstance(members, dict) else MISSING
             if member is MISSING:
                 break
             values = finite_values(walk.collapse(side, member, found.loc).schema)
@@ -212,6 +213,10 @@ def pair_up(
         pairs += list(zip(left_old, left_new, strict=True))
         left_old, left_new = [], []
     return pairs, left_old, left_new
+
+
+def _strings(value: Any) -> set[str]:
+    return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
 
 
 def _same_ref(a: Any, b: Any) -> bool:

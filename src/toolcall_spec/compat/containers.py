@@ -19,6 +19,7 @@ from toolcall_spec.compat.locations import (
     UNLISTED,
     At,
     Loc,
+    extend,
     index,
     matching,
 )
@@ -40,7 +41,9 @@ def objects(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
         *_unlisted(walk, old, new, at),
         *_patterns(walk, old, new, at),
         *walk.schema(
-            old.get("propertyNames"), new.get("propertyNames"), at.to(NAMES, "propertyNames")
+            old.get("propertyNames", MISSING),
+            new.get("propertyNames", MISSING),
+            at.to(NAMES, "propertyNames"),
         ),
         *_dependent_required(walk, old, new, at),
         *_dependent_schemas(walk, old, new, at),
@@ -167,13 +170,18 @@ def _required(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
         if name in new_props and name not in old_props:
             continue  # reported as member-added-required
         message = f"member {name} is now required: documents without it become invalid"
-        out.append(walk.change(at.to(name, "required"), "member-made-required", "major", message))
+        out.append(walk.change(_in_required(at, name), "member-made-required", "major", message))
     for name in sorted(before - after):
         if name in old_props and name not in new_props:
             continue  # reported as member-removed
         message = f"member {name} is no longer required"
-        out.append(walk.change(at.to(name, "required"), "member-made-optional", "minor", message))
+        out.append(walk.change(_in_required(at, name), "member-made-optional", "minor", message))
     return out
+
+
+def _in_required(at: At, name: str) -> At:
+    """The member ``name``, located at the ``required`` list that names it."""
+    return At(extend(at.path, name), at.old.child("required"), at.new.child("required"))
 
 
 def _unlisted(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:

@@ -37,6 +37,7 @@ class Side:
 
     def __init__(self, documents: Mapping[str, Any]) -> None:
         self.documents = documents
+        self._resolved: dict[tuple[str, str], Loc | None] = {}
         self._by_uri: dict[str, str] = {}
         for name, document in documents.items():
             self._by_uri[urljoin(_FALLBACK_BASE, name)] = name
@@ -69,6 +70,12 @@ class Side:
     def resolve(self, ref: str, base: Loc) -> Loc | None:
         """The target of ``ref`` written in ``base``'s file; ``None`` when it is not among this
         version's files (a remote schema, an ``$anchor``, a missing definition)."""
+        key = (ref, base.file)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(ref, base)
+        return self._resolved[key]
+
+    def _resolve(self, ref: str, base: Loc) -> Loc | None:
         document = self.documents.get(base.file)
         declared = document.get("$id") if isinstance(document, dict) else None
         base_uri = declared if isinstance(declared, str) else urljoin(_FALLBACK_BASE, base.file)

@@ -10,6 +10,8 @@ from collections.abc import Callable, Hashable, Mapping
 from fractions import Fraction
 from typing import Any
 
+import orjson
+
 from toolcall_spec.paths import printable
 
 TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
@@ -32,7 +34,28 @@ def json_key(value: Any) -> Hashable:
 
 
 def json_equal(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if a != b:  # Python tells JSON values apart at least as finely, but for true == 1
+        return False
+    text = canonical(a)
+    if text is not None and text == canonical(b):
+        return True  # the same text: equal (a mismatch may still be 1 against 1.0)
     return json_key(a) == json_key(b)
+
+
+def canonical(value: Any) -> bytes | None:
+    """The value as JSON text with sorted members; ``None`` when it is not JSON."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+
+
+def mentions(value: Any, text: str) -> bool:
+    """Whether ``text`` occurs as a member name or a string anywhere in ``value`` (say ``$ref``)."""
+    found = canonical(value)
+    return found is None or orjson.dumps(text) in found
 
 
 def number(value: int | float) -> Fraction:

@@ -13,8 +13,8 @@ from typing import Any
 
 from toolcall_spec.compat.changes import Change, Level
 from toolcall_spec.compat.locations import MISSING, At, Loc, Side
-from toolcall_spec.compat.values import json_equal, render
-from toolcall_spec.paths import ROOT, format_path
+from toolcall_spec.compat.values import canonical, json_equal, mentions, render
+from toolcall_spec.paths import ROOT
 
 ANNOTATIONS = frozenset(
     {
@@ -61,9 +61,8 @@ def _as_dict(schema: Any) -> dict[str, Any] | None:
 
 
 def has_ref(value: Any) -> bool:
-    if isinstance(value, dict):
-        return "$ref" in value or any(has_ref(v) for v in value.values())
-    return isinstance(value, list) and any(has_ref(v) for v in value)
+    """Whether a ``$ref`` may be inside (when in doubt, yes)."""
+    return mentions(value, "$ref")
 
 
 class Walk:
@@ -72,8 +71,10 @@ class Walk:
 
     def __init__(self, old: Side, new: Side, *, probe: bool = False) -> None:
         self.old_side, self.new_side, self.probe_only = old, new, probe
+        self.root_file = ""
+        """The file whose root the walk started from: every change is reported in it."""
         self._memo: dict[tuple[Loc, Loc], list[Change]] = {}
-        self._busy: set[tuple[Loc, Loc]] = set()
+        self._busy: set[tuple[str, bytes | None, str, bytes | None]] = set()
         self._annotated: set[tuple[str, Loc | None, Loc | None]] = set()
 
     # -- reporting -------------------------------------------------------------------------------
@@ -82,15 +83,18 @@ class Walk:
         self, at: At, kind: str, level: Level, message: str, where: Loc | None = None
     ) -> Change:
         loc = where or at.new
-        return Change(at.path, kind, level, message, loc.render(), at.new.file)
+        shown = loc.render() if loc.file == self.root_file else f"{loc.file}#{loc.render()}"
+        return Change(at.path, kind, level, message, shown, self.root_file)
 
     def probe(self, old: Any, new: Any, at: At, *, swap: bool = False) -> list[Change]:
         """The changes between ``old`` and ``new``, found by a separate walk and not reported:
         with ``swap``, ``old`` lives in the new version and ``new`` in the old one."""
-        if swap:
-            walk = Walk(self.new_side, self.old_side, probe=True)
-            return walk.schema(old, new, At(at.path, at.new, at.old))
-        return Walk(self.old_side, self.new_side, probe=True).schema(old, new, at)
+        walk = Walk(
+            *((self.new_side, self.old_side) if swap else (self.old_side, self.new_side)),
+            probe=True,
+        )
+        walk.root_file = self.root_file
+        return walk.schema(old, new, At(at.path, at.new, at.old) if swap else at)
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -107,18 +111,19 @@ class Walk:
             return self._falsity(old, new, at)
         o = self.collapse(self.old_side, old, at.old)
         n = self.collapse(self.new_side, new, at.new)
-        if o.via_ref != n.via_ref and "$ref" in (new if o.via_ref else old):
+        plain = new if o.via_ref else old
+        if o.via_ref != n.via_ref and isinstance(plain, dict) and "$ref" in plain:
             # A $ref beside other keywords on one side only: compare the two as written, so
             # the reference is paired with the reference (one more conjunct, not a new schema).
             o, n = (
                 self.collapse(self.old_side, old, at.old, follow=False),
                 self.collapse(self.new_side, new, at.new, follow=False),
             )
-        crossed = n.loc.file != at.new.file
-        here = At(format_path(n.loc.pointer) if crossed else at.path, o.loc, n.loc)
+        here = At(at.path, o.loc, n.loc)
         out = self._annotations(o, n, here)
         if o.unresolved is not None or n.unresolved is not None:
             return out + self._unresolved(o, n, here)
+        crossed = n.loc.file != at.new.file
         if crossed and o.via_ref and n.via_ref and o.loc == n.loc and not self.probe_only:
             return out  # the same definition in another file: that file's comparison covers it
         old_body, new_body = _as_dict(o.schema), _as_dict(n.schema)
@@ -150,16 +155,20 @@ class Walk:
         return found
 
     def _body_once(self, old: dict[str, Any], new: dict[str, Any], at: At) -> list[Change]:
+        """Each pair of locations is compared once. A pair of schemas already being compared
+        further up (a recursive schema, even reached through defaults at ever new locations) is
+        taken as unchanged there: the comparison in progress reports what changed in it."""
         key = (at.old, at.new)
         if key in self._memo:
             return self._memo[key]
-        if key in self._busy:
-            return []  # a recursive schema: the visit in progress reports it
-        self._busy.add(key)
+        text = (at.old.file, canonical(old), at.new.file, canonical(new))
+        if text in self._busy:
+            return []
+        self._busy.add(text)
         try:
             found = [c for family in _families() for c in family(self, old, new, at)]
         finally:
-            self._busy.discard(key)
+            self._busy.discard(text)
         self._memo[key] = found
         return found
 
@@ -223,6 +232,7 @@ def walk_documents(old: Side, new: Side, names: Iterable[str]) -> list[Change]:
     walk = Walk(old, new)
     found: list[Change] = []
     for name in names:
+        walk.root_file = name
         root = At(ROOT, Loc(name), Loc(name))
         found.extend(walk.schema(old.documents[name], new.documents[name], root))
     return unique(found)

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from toolcall_spec.conformance.fixtures import load_fixture
 from toolcall_spec.replay.agent import (
     SCRIPTED_AGENT_ID,
     ScriptedAgent,
@@ -62,11 +63,6 @@ LiveTool = Callable[[dict[str, Any]], Any]
 
 CAPABILITIES_FILE = "examples/capabilities/reference-host.json"
 """The reference host's discovery document, shipped as package data (also an example)."""
-
-FIXTURE_SUITES: Mapping[str, str] = {
-    "conformance-eval-fixture-error": "examples/suites/conformance-eval-fixture-error.json",
-}
-"""Conformance fixtures the host lists in discovery ``fixtures``, and the suite each one is."""
 
 REASON_KEY = "vendor.toolcall-spec.reason"
 """``eval.scored`` member (vendor hatch) saying why a task failed; it never quotes suite content."""
@@ -218,10 +214,7 @@ class ReferenceHost:
 
     def fixture_suite(self, fixture_id: str) -> dict[str, Any]:
         """The suite behind a conformance fixture id listed in discovery ``fixtures``."""
-        if fixture_id not in FIXTURE_SUITES:
-            raise KeyError(f"no conformance fixture {fixture_id!r}")
-        suite: dict[str, Any] = load_packaged_json(FIXTURE_SUITES[fixture_id])
-        return suite
+        return load_fixture(fixture_id)
 
     # -- run create --------------------------------------------------------------------------
 

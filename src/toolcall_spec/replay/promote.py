@@ -85,11 +85,11 @@ def promote_lines(lines: Iterable[Line], *, suite_id: str | None = None) -> Prom
     problems: list[Problem] = []
 
     def located() -> Iterable[tuple[Where, Any]]:
-        for line in lines:
-            if line.error is not None:
-                problems.append(Problem(f"line {line.number}", line.error))
+        for number, value, error in lines:
+            if error is not None:
+                problems.append(Problem(f"line {number}", error))
             else:
-                yield _line_where(line.number), line.value
+                yield _line_where(number), value
 
     promotion = _promote(located(), suite_id)
     if not problems:
