@@ -512,3 +512,10 @@ def test_a_change_prints_as_level_kind_location_message() -> None:
     )
     assert change.as_dict()["file"] == SUITE
     assert change.as_dict()["schemaPath"] == "$defs.ToolResponse.required"
+
+
+def test_a_shared_definitions_description_is_reported_in_its_own_file_only() -> None:
+    changes = planted(lambda s: s[FORMATS]["$defs"]["Timestamp"].update(description="Reworded."))
+    assert [(c.kind, c.file, c.path) for c in changes] == [
+        ("annotation-changed", FORMATS, "$defs.Timestamp")
+    ]

@@ -120,12 +120,18 @@ class Walk:
                 self.collapse(self.new_side, new, at.new, follow=False),
             )
         here = At(at.path, o.loc, n.loc)
+        crossed = n.loc.file != at.new.file
+        if crossed and o.via_ref and n.via_ref and o.loc == n.loc and not self.probe_only:
+            # The same definition in another file: that file's comparison covers it, so only
+            # the annotations written here beside the $ref are compared.
+            for found, base in ((o, at.old), (n, at.new)):
+                found.annotations = {
+                    k: v for k, v in found.annotations.items() if v[1].file == base.file
+                }
+            return self._annotations(o, n, here)
         out = self._annotations(o, n, here)
         if o.unresolved is not None or n.unresolved is not None:
             return out + self._unresolved(o, n, here)
-        crossed = n.loc.file != at.new.file
-        if crossed and o.via_ref and n.via_ref and o.loc == n.loc and not self.probe_only:
-            return out  # the same definition in another file: that file's comparison covers it
         old_body, new_body = _as_dict(o.schema), _as_dict(n.schema)
         if old_body is None or new_body is None:
             return out + self.schema(o.schema, n.schema, here)  # false, or not a schema
