@@ -3,7 +3,7 @@
 nox -s generate            regenerate generated/ from schemas/ (-- --check: fail on drift)
 nox -s test                the test suite (pytest + Hypothesis)
 nox -s lint                ruff check and ruff format --check
-nox -s typecheck           mypy --strict
+nox -s typecheck           mypy --strict: src, tests, benchmarks and the docs hooks
 nox -s docs                mkdocs build --strict
 nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
 nox -s bench               benchmarks, as ratios against peers measured in the same run
@@ -46,10 +46,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
+    """mypy --strict over everything listed in [tool.mypy] files: src, tests, benchmarks and the
+    docs build's hooks. test: pytest, hypothesis and the jsonschema stubs; docs: mkdocs."""
     session.install("-e", ".[all,test,docs]", "mypy==2.4.1")
-    session.run("mypy")
-    # The docs build's hooks: loaded by mkdocs as top-level modules of their folder.
-    session.run("mypy", "--strict", "docs/hooks")
+    session.run("mypy", *session.posargs)
 
 
 @nox.session

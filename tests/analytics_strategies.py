@@ -274,9 +274,7 @@ def uuids() -> st.SearchStrategy[str]:
     return st.uuids().map(str) | st.uuids().map(lambda u: str(u).upper())
 
 
-_id_text = st.text(
-    st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40
-)
+_id_text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40)
 _plain_object = st.dictionaries(
     st.text(max_size=8),
     st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),

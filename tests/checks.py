@@ -57,7 +57,7 @@ def _with(overrides: Schemas | None) -> dict[str, dict[str, Any]]:
 def oracle_registry(overrides: Schemas | None = None) -> Registry[Any]:
     """Every schema under its ``$id``; nothing is retrieved, so a missing one fails, offline."""
     resources = [(s["$id"], Resource.from_contents(s)) for s in _with(overrides).values()]
-    return Registry().with_resources(resources)  # type: ignore[no-any-return]
+    return Registry().with_resources(resources)
 
 
 def oracle_validator(kind: Kind, overrides: Schemas | None = None) -> Draft202012Validator:
@@ -71,12 +71,13 @@ def oracle_validator(kind: Kind, overrides: Schemas | None = None) -> Draft20201
 
 
 @cache
-def _default_oracle(kind: Kind) -> Draft202012Validator:
+def default_oracle(kind: Kind) -> Draft202012Validator:
+    """The oracle of ``kind`` over the packaged schemas, compiled once."""
     return oracle_validator(kind)
 
 
 def oracle(kind: Kind, overrides: Schemas | None = None) -> Judge:
-    compiled = _default_oracle(kind) if overrides is None else oracle_validator(kind, overrides)
+    compiled = default_oracle(kind) if overrides is None else oracle_validator(kind, overrides)
     return compiled.is_valid
 
 
@@ -309,4 +310,5 @@ def unresolvable_refs(schemas: Schemas) -> list[str]:
 
 def schema_copy(path: str) -> dict[str, Any]:
     """A deep copy of a schema file, safe to plant a defect in."""
-    return json.loads(json.dumps(all_schemas()[path]))
+    copied: dict[str, Any] = json.loads(json.dumps(all_schemas()[path]))
+    return copied

@@ -18,15 +18,15 @@ generated or real ``patternProperties`` regex.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
+from strategies import Draw
 
 JSON = Any
 Pointer = tuple[str | int, ...]
-Draw = Callable[[st.SearchStrategy[Any]], Any]
 
 MAP_KEYWORDS = ("properties", "patternProperties", "$defs", "dependentSchemas")
 ONE_KEYWORDS = ("additionalProperties", "items", "contains", "then", "else")

@@ -11,53 +11,28 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from functools import cache
 from typing import Any
 
-import jsonschema
-import referencing
-from conftest import EXAMPLES, REPO
+from checks import default_oracle
+from conftest import EXAMPLES
 
-from toolcall_spec.catalog import validator
-
-SCHEMAS = REPO / "schemas"
-SCHEMA_FILES = {
-    "suite": "suites/agent-eval-suite.schema.json",
-    "capabilities": "capabilities/discovery.schema.json",
-    "run-event": "events/run-event.schema.json",
-    "eval-summary": "events/eval-summary.schema.json",
-    "error-envelope": "events/error-envelope.schema.json",
-}
+from toolcall_spec.catalog import Kind, validator
 
 TOOL_FAILED_CODE = "toolcall-spec.tool_failed"
 VENDOR_CODE = r"^(?!openwop\.)[a-z][a-z0-9]*(-[a-z0-9]+)*\.[a-z][a-z0-9_]*$"
 
 
-@cache
-def oracle(kind: str) -> jsonschema.protocols.Validator:
-    """The pure-Python draft 2020-12 validator of ``kind``, formats checked, refs offline."""
-    resources = []
-    for path in SCHEMAS.rglob("*.schema.json"):
-        document = json.loads(path.read_text())
-        resources.append((document["$id"], referencing.Resource.from_contents(document)))
-    registry = referencing.Registry().with_resources(resources)
-    schema = json.loads((SCHEMAS / SCHEMA_FILES[kind]).read_text())
-    return jsonschema.Draft202012Validator(
-        schema, registry=registry, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
-    )
-
-
-def oracle_errors(kind: str, document: Any) -> list[str]:
+def oracle_errors(kind: Kind, document: Any) -> list[str]:
     return [
         f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
-        for e in oracle(kind).iter_errors(document)
+        for e in default_oracle(kind).iter_errors(document)
     ]
 
 
-def schema_errors(kind: str, document: Any) -> list[str]:
+def schema_errors(kind: Kind, document: Any) -> list[str]:
     """Fast check first (jsonschema-rs, the package's compiled validator, which never sees what the
     host did), the oracle's messages only when it fails: properties run thousands of events."""
-    if validator(kind).is_valid(document):  # type: ignore[arg-type]
+    if validator(kind).is_valid(document):
         return []
     return oracle_errors(kind, document) or ["jsonschema-rs rejects it; the oracle does not"]
 

@@ -52,7 +52,7 @@ def calls_for(draw: st.DrawFn, fixture_entries: list[dict[str, Any]]) -> list[di
     extra member), so that hits, subset hits and misses all occur."""
     out = []
     for _ in range(draw(st.integers(0, 7))):
-        if fixture_entries and draw(st.booleans()):
+        if len(fixture_entries) > 0 and draw(st.booleans()):
             target = draw(st.sampled_from(fixture_entries))
             args = dict(target.get("args", {}))
             if draw(st.booleans()):

@@ -34,7 +34,7 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from hypothesis import event
 from hypothesis import strategies as st
@@ -42,7 +42,15 @@ from hypothesis import strategies as st
 from toolcall_spec.catalog import Kind
 
 JSON = Any
-Draw = Callable[[st.SearchStrategy[Any]], Any]
+T = TypeVar("T")
+
+
+class Draw(Protocol):
+    """A typed draw: what ``@st.composite`` passes and what ``st.data().draw`` is (hypothesis's
+    own ``st.DrawFn`` also demands a ``__signature__`` that the bound ``data.draw`` lacks)."""
+
+    def __call__(self, strategy: st.SearchStrategy[T], /) -> T: ...
+
 
 BOOLEAN_LOOKALIKES: tuple[JSON, ...] = ("true", "True", "false", 1, 0, 1.0, 0.0, None, "1", [], {})
 """JSON values that are not the boolean ``true`` but are often read as one (or as ``false``)."""
@@ -62,7 +70,7 @@ LOWER, DIGITS = "abcdefghijklmnopqrstuvwxyz", "0123456789"
 
 # --- scalars and JSON values --------------------------------------------------------------------
 
-_text_chars = st.characters(exclude_categories=("Cs",))
+_text_chars = st.characters(exclude_categories=["Cs"])
 
 
 @cache
@@ -715,7 +723,7 @@ def valid_documents(kind: Kind) -> st.SearchStrategy[Any]:
 # --- near misses: generic mutations -------------------------------------------------------------
 
 
-def _choice(draw: Draw, options: Sequence[Any]) -> Any:
+def _choice(draw: Draw, options: Sequence[T]) -> T:
     """One of ``options``: an index draw, cheaper than building ``sampled_from`` per draw."""
     return options[draw(st.integers(0, len(options) - 1))]
 
@@ -1029,7 +1037,7 @@ TARGETED_MUTATIONS: dict[Kind, dict[str, Mutation]] = {
 @st.composite
 def _mutated(draw: Draw, kind: Kind, document: JSON) -> JSON:
     targeted = TARGETED_MUTATIONS[kind]
-    if targeted and draw(st.booleans()):
+    if len(targeted) > 0 and draw(st.booleans()):
         name = _choice(draw, list(targeted))
         event(f"near miss: {name}")
         return targeted[name](draw, document)

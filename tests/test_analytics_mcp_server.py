@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -14,11 +14,19 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
 import anyio
 import mcp
+from mcp.server import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, ListToolsResult, TextContent, Tool
+from mcp.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+)
 from pydantic import BaseModel
 
 from toolcall_spec.analytics.classify import classify_result
@@ -83,12 +91,12 @@ def demo_server() -> MCPServer:
     return server
 
 
-def run_calls(server: Any, calls: list[Call], mode: str = "auto") -> list[Any]:
+def run_calls(server: Server[Any] | MCPServer, calls: list[Call], mode: str = "auto") -> list[Any]:
     """Call each tool through a real in-process client; a JSON-RPC error is kept as is."""
     outcomes: list[Any] = []
 
     async def main() -> None:
-        async with mcp.Client(server, mode=mode) as client:  # type: ignore[arg-type]
+        async with mcp.Client(server, mode=mode) as client:
             for name, arguments in calls:
                 try:
                     outcomes.append(await client.call_tool(name, arguments))
@@ -209,13 +217,19 @@ def lowlevel_server(answer: dict[str, Any]) -> Server[Any]:
     """A low-level server whose only tool answers with ``answer`` as it stands (a mapping, not a
     typed result: the SDK coerces it on the way out)."""
 
-    async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
         return ListToolsResult(tools=[Tool(name="raw", input_schema={"type": "object"})])
 
-    async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> dict[str, Any]:
         return answer
 
-    return Server("low", on_list_tools=list_tools, on_call_tool=call_tool)
+    # Deliberately against the SDK's declared handler type: what is under test is how the SDK
+    # coerces (or refuses) a raw mapping on the way out.
+    return Server("low", on_list_tools=list_tools, on_call_tool=call_tool)  # type: ignore[arg-type]
 
 
 @TOOL_ERROR
@@ -268,7 +282,7 @@ def test_a_plain_dict_with_the_flag_is_data_for_the_client_and_a_success() -> No
 
 @THROWN
 def test_a_lowlevel_handler_that_raises_is_unknown_with_its_own_message() -> None:
-    async def call_tool(ctx: Any, params: Any) -> dict[str, Any]:
+    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> NoReturn:
         raise MCPError(code=-32002, message="backend for max@example.com is down")
 
     server: Server[Any] = Server("low", on_call_tool=call_tool)
@@ -297,7 +311,9 @@ def test_tools_added_after_instrumenting_and_nested_calls_count_once() -> None:
     @server.tool()
     async def twice(a: int) -> int:
         inner = await server.call_tool("add", {"a": a, "b": a})
-        return int(inner.structured_content["result"])  # type: ignore[union-attr]
+        assert isinstance(inner, CallToolResult)
+        assert inner.structured_content is not None
+        return int(inner.structured_content["result"])
 
     (result,) = run_calls(server, [("twice", {"a": 4})])
     assert result.structured_content == {"result": 8}

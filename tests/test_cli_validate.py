@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 from conftest import EXAMPLES
 
 from toolcall_spec.catalog import KINDS, SCHEMA_FILES, all_schemas, is_kind
@@ -21,17 +22,7 @@ TOOL_CALLS = EXAMPLES / "analytics/tool-calls.jsonl"
 WARNED = EXAMPLES / "suites/error-recorded-inside-response.json"
 
 
-def cli(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "toolcall_spec.cli", *map(str, args)],
-        input=stdin.decode() if stdin is not None else None,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert "Traceback" not in run.stderr, run.stderr
-    return run
+cli = run_cli
 
 
 # --- validate: verdicts and output --------------------------------------------------------------

@@ -7,12 +7,11 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import run_cli
 from conftest import REPO
 
 from toolcall_spec.catalog import all_schemas
@@ -22,16 +21,7 @@ SUITE = "suites/agent-eval-suite.schema.json"
 RFC_0244_SUITE = REPO / "tests/data/compat/rfc0244/agent-eval-suite.schema.json"
 
 
-def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "toolcall_spec.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert "Traceback" not in run.stderr, run.stderr
-    return run
+cli = run_cli
 
 
 def write_tree(root: Path, schemas: dict[str, Any]) -> Path:

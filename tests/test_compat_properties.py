@@ -27,7 +27,6 @@ from compat_strategies import (
     NON_MONOTONE,
     ONE_KEYWORDS,
     SURELY_WIDER,
-    Draw,
     Pointer,
     at,
     generated_schemas,
@@ -38,7 +37,7 @@ from compat_strategies import (
 from conftest import EXAMPLES
 from hypothesis import event, given
 from hypothesis import strategies as st
-from strategies import valid_documents
+from strategies import Draw, valid_documents
 
 from toolcall_spec.catalog import KINDS, SCHEMA_FILES, Kind, all_schemas
 from toolcall_spec.compat import Change, compare, compare_documents, verdict

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
+from cli_support import run_cli
 
 from toolcall_spec.cli import main
 from toolcall_spec.conformance import in_process
@@ -23,14 +24,7 @@ LEG_COUNT = len(LEGS)
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolcall_spec.cli", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        env=env,
-    )
+    return run_cli("conformance", *args, env=env)
 
 
 def test_the_quick_start_command_prints_a_passing_table() -> None:

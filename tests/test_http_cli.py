@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
+from cli_support import run_cli
 from http_support import FIXTURE_ERROR, SCRIPTED, serve_subprocess
 
 from toolcall_spec.cli import main
@@ -18,13 +19,7 @@ from toolcall_spec.conformance.fixtures import load_fixture
 
 
 def serve_exits(*options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolcall_spec.cli", "serve", *options],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_cli("serve", *options, timeout=60)
 
 
 def test_serve_answers_and_stops_on_sigterm() -> None:

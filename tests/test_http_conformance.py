@@ -6,13 +6,13 @@ started as a subprocess."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import orjson
 import pytest
+from cli_support import run_cli
 from http_support import serve_subprocess, serving
 
 from toolcall_spec.conformance.adapter import HostAdapter
@@ -72,13 +72,7 @@ def test_a_broken_host_served_over_http_is_caught_by_its_leg(mutant: Any) -> Non
 
 
 def conformance_cli(*arguments: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolcall_spec.cli", "conformance", "--format", "json", *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_cli("conformance", "--format", "json", *arguments)
 
 
 @pytest.mark.parametrize("restricted_host", [False, True], ids=["reference", "negative"])

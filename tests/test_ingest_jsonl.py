@@ -85,4 +85,4 @@ def test_every_line_is_accounted_for_at_its_own_number(items: list[Any]) -> None
     rejections = list(iter_jsonl_rejections(io.BytesIO(body), counts))
     assert sum(counts) == len(events)
     assert {rejection.line for rejection in rejections} == bad_lines
-    assert all(rejection.index == rejection.line - 1 for rejection in rejections)  # no blanks
+    assert all(r.line is not None and r.index == r.line - 1 for r in rejections)  # no blanks

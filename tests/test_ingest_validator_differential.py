@@ -4,34 +4,24 @@ the packaged schemas) on generated tool_call events, formats included."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import jsonschema_rs
 import pytest
-import referencing
 from analytics_strategies import defective_events, tool_call_events
+from checks import default_oracle
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from toolcall_spec.analytics.ingest import event_issues
-from toolcall_spec.catalog import all_schemas, load_schema, registry
+from toolcall_spec.catalog import load_schema, registry
 
 FAITHFUL = pytest.mark.requirement("toolcall-spec.requirement.ingest.faithful-fast-validator")
 
 
-@cache
 def oracle() -> Draft202012Validator:
-    registry: referencing.Registry[Any] = referencing.Registry().with_resources(
-        (schema["$id"], referencing.Resource.from_contents(schema))
-        for schema in all_schemas().values()
-    )
-    return Draft202012Validator(
-        load_schema("tool-call-event"),
-        registry=registry,
-        format_checker=Draft202012Validator.FORMAT_CHECKER,
-    )
+    return default_oracle("tool-call-event")
 
 
 def fast_says_valid(event: Any) -> bool:

@@ -294,7 +294,7 @@ def test_every_date_time_member_checks_the_calendar() -> None:
 def _after_validators(field: FieldInfo) -> set[Any]:
     """The after-validator functions on a field, inside ``Annotated`` and union arms too."""
     found = {m.func for m in field.metadata if isinstance(m, AfterValidator)}
-    pending = [field.annotation]
+    pending: list[Any] = [field.annotation]  # type expressions: no static type has __metadata__
     while pending:
         annotation = pending.pop()
         if get_origin(annotation) is Annotated:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import run_cli
 from conftest import EXAMPLES
 from replay_helpers import example, oracle_errors
 
@@ -17,14 +17,7 @@ NO_ERRORS_HOST = str(EXAMPLES / "capabilities/host-without-fixture-errors.json")
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolcall_spec.cli", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=60,
-        check=False,
-    )
+    return run_cli(*args, stdin=stdin, timeout=60)
 
 
 def no_traceback(result: subprocess.CompletedProcess[str]) -> None:

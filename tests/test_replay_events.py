@@ -19,7 +19,7 @@ TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
 def two_task_suite() -> dict[str, Any]:
-    suite = example(RFC_SUITE)
+    suite: dict[str, Any] = example(RFC_SUITE)
     second = json.loads(json.dumps(suite["tasks"][0]))
     second["taskId"] = "second"
     second["fixtures"]["onMiss"] = "live"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -13,21 +14,22 @@ from replay_helpers import VENDOR_CODE, example, oracle_errors, tool_pairs
 from toolcall_spec import validate
 from toolcall_spec.conformance.fixtures import FIXTURE_FILES
 from toolcall_spec.replay import SCRIPTED_AGENT_ID, ReferenceHost, RunRefused, UnknownRunError
-from toolcall_spec.replay.host import InvalidCapabilitiesError, default_capabilities
+from toolcall_spec.replay.host import InvalidCapabilitiesError, LiveTool, default_capabilities
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
 LOOKUP = "billing:lookup"
 
 
-def counting_tool(answer: Any) -> Any:
-    calls: list[dict[str, Any]] = []
+@dataclass(eq=False)
+class CountingTool:
+    """A live tool that always gives ``answer`` and keeps the arguments of every call."""
 
-    def tool(args: dict[str, Any]) -> Any:
-        calls.append(args)
-        return answer
+    answer: Any
+    calls: list[dict[str, Any]] = field(default_factory=list)
 
-    tool.calls = calls  # type: ignore[attr-defined]
-    return tool
+    def __call__(self, args: dict[str, Any]) -> Any:
+        self.calls.append(args)
+        return self.answer
 
 
 def one_task(entries: list[dict[str, Any]], calls: list[dict[str, Any]], **fixtures: Any) -> Any:
@@ -40,7 +42,7 @@ def one_task(entries: list[dict[str, Any]], calls: list[dict[str, Any]], **fixtu
 
 @pytest.mark.requirement("openwop.requirement.0245.fixture-error-replayed")
 def test_rfc0245_positive_example() -> None:
-    live = counting_tool({"content": []})
+    live = CountingTool({"content": []})
     host = ReferenceHost(live_tools={LOOKUP: live})
     run_id = host.create_run(example(RFC_SUITE))
     events = host.events(run_id)
@@ -125,7 +127,7 @@ def test_an_is_error_key_inside_a_success_response_stays_opaque() -> None:
 
 @pytest.mark.requirement("toolcall-spec.requirement.replay.error-never-live")
 def test_an_error_entry_is_never_retried_live_whatever_on_miss_says() -> None:
-    live = counting_tool({"content": [{"type": "text", "text": "live"}]})
+    live = CountingTool({"content": [{"type": "text", "text": "live"}]})
     suite = one_task(
         [{"tool": LOOKUP, "isError": True, "response": {"content": []}}],
         [{"tool": LOOKUP}, {"tool": LOOKUP}],
@@ -181,9 +183,9 @@ def test_live_results_follow_the_one_rule() -> None:
     def raises(args: dict[str, Any]) -> Any:
         raise RuntimeError("boom: secret")
 
-    tools = {
-        "t:error": counting_tool({"content": [{"type": "text", "text": "no"}], "isError": True}),
-        "t:string": counting_tool({"content": [], "isError": "true"}),
+    tools: dict[str, LiveTool] = {
+        "t:error": CountingTool({"content": [{"type": "text", "text": "no"}], "isError": True}),
+        "t:string": CountingTool({"content": [], "isError": "true"}),
         "t:raises": raises,
     }
     suite = one_task([], [{"tool": name} for name in tools], onMiss="live")
@@ -204,7 +206,7 @@ def test_live_results_follow_the_one_rule() -> None:
 def test_live_shadow_ignores_fixtures() -> None:
     suite = example(RFC_SUITE)
     suite["modes"] = ["golden", "live-shadow"]
-    live = counting_tool({"content": [{"type": "text", "text": "live"}]})
+    live = CountingTool({"content": [{"type": "text", "text": "live"}]})
     host = ReferenceHost(live_tools={LOOKUP: live})
     run_id = host.create_run(suite, mode="live-shadow")
     returned = [r for _, r in tool_pairs(host.events(run_id))]
@@ -219,7 +221,7 @@ def test_live_shadow_ignores_fixtures() -> None:
 
 @pytest.mark.requirement("toolcall-spec.requirement.replay.recorded-log-not-reserved")
 def test_replaying_a_finished_run_reads_the_recorded_log() -> None:
-    live = counting_tool({"content": []})
+    live = CountingTool({"content": []})
     suite = example(RFC_SUITE)
     suite["tasks"][0]["input"]["calls"].append({"tool": LOOKUP, "args": {"id": "c-9"}})
     suite["tasks"][0]["fixtures"]["onMiss"] = "live"
@@ -289,7 +291,7 @@ def test_the_host_advertises_exactly_what_it_implements() -> None:
 
 
 def test_without_fixture_errors_keeps_the_rest() -> None:
-    host = ReferenceHost(live_tools={LOOKUP: counting_tool({})}, tenant="acme")
+    host = ReferenceHost(live_tools={LOOKUP: CountingTool({})}, tenant="acme")
     other = host.without_fixture_errors()
     assert type(other) is ReferenceHost
     assert "fixtureErrors" not in other.capabilities["agents"]["evalSuite"]

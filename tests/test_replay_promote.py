@@ -188,10 +188,11 @@ def test_jsonl_problems_name_line_numbers() -> None:
 
 def test_jsonl_roundtrip() -> None:
     text = "".join(json.dumps(e) + "\n" for e in recorded())
-    promotion = promote_jsonl(io.BytesIO(text.encode()))
-    assert promotion.suite == promote(recorded()).suite | {
-        "suiteId": promotion.suite["suiteId"]  # type: ignore[index]
-    }
+    from_jsonl = promote_jsonl(io.BytesIO(text.encode())).suite
+    from_events = promote(recorded()).suite
+    assert from_jsonl is not None
+    assert from_events is not None
+    assert from_jsonl == from_events | {"suiteId": from_jsonl["suiteId"]}
 
 
 def test_the_example_run_log_is_a_fresh_recording_and_promotes() -> None:

@@ -77,7 +77,8 @@ def test_a_problem_stays_on_one_line_whatever_the_document_holds() -> None:
 def test_unknown_kinds_and_documents_of_no_kind() -> None:
     with pytest.raises(UnknownKindError, match="unknown kind 'suites'"):
         validate({}, "suites")
-    for document in (42, [], "suite", {"hello": "world"}):
+    documents: tuple[object, ...] = (42, [], "suite", {"hello": "world"})
+    for document in documents:
         (problem,) = validate(document)
         assert problem.path == "(root)"
         assert "cannot tell what kind" in problem.message
@@ -105,7 +106,7 @@ def test_a_success_entry_whose_response_carries_is_error_gets_a_warning() -> Non
     )
     # Any other value (a string, a number) is a failure written into an opaque payload.
     for lookalike in ("true", 1):
-        looks = {"content": [], "isError": lookalike}
+        looks: dict[str, object] = {"content": [], "isError": lookalike}
         (warned,) = validate(
             variant("suite", ((*ENTRY, "isError"), DROP), ((*ENTRY, "response"), looks))
         )

@@ -30,7 +30,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
-from toolcall_spec.catalog import SCHEMA_FILES, all_schemas
+from toolcall_spec.catalog import SCHEMA_FILES, all_schemas, is_kind
 from toolcall_spec.requirements import find_witnesses, registry
 
 log = logging.getLogger("mkdocs.hooks.toolcall_spec")
@@ -130,10 +130,10 @@ def _schema_pages() -> dict[str, str]:
     examples = schema_reference.load_examples(REPO)
     by_schema: dict[str, list[schema_reference.Example]] = {}
     for example in examples:
-        if example.kind not in SCHEMA_FILES:
+        if not is_kind(example.kind):
             log.warning("examples/index.json: %s has unknown kind %r", example.file, example.kind)
             continue
-        by_schema.setdefault(SCHEMA_FILES[example.kind], []).append(example)  # type: ignore[index]
+        by_schema.setdefault(SCHEMA_FILES[example.kind], []).append(example)
     pages = {}
     for path in schemas:
         page = schema_reference.SchemaPage(path, schemas)
