@@ -521,3 +521,14 @@ def test_a_shared_definitions_description_is_reported_in_its_own_file_only() -> 
     assert [(c.kind, c.file, c.path) for c in changes] == [
         ("annotation-changed", FORMATS, "$defs.Timestamp")
     ]
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
+def test_reordered_alternatives_and_enum_values_are_no_change() -> None:
+    """Alternatives are a set: reordering them (and the values of their enums) must not pair
+    unrelated alternatives, which would report a removed value (true and 1 differ in JSON)."""
+    old = {"anyOf": [{"enum": [False, True]}, {"enum": [False, True, 0, 1]}]}
+    new = {"anyOf": [{"enum": [1, 0, True, False]}, {"enum": [True, False]}]}
+    assert compare(old, new) == []
+    narrowed = {"anyOf": [{"enum": [True, False, 0]}, {"enum": [True, False]}]}
+    assert [change.level for change in compare(old, narrowed)] == ["major"]

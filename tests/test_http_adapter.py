@@ -81,7 +81,7 @@ def test_live_invocations_are_read_through_the_seam(adapter: HttpAdapter) -> Non
 
 def test_a_refusal_comes_back_as_a_run_refusal() -> None:
     with (
-        serving(ReferenceBackend.without_fixture_errors()) as negative,
+        serving(ReferenceBackend.without("fixtureErrors")) as negative,
         HttpAdapter(negative.url) as adapter,
     ):
         refusal = adapter.create_eval_run(load_fixture(FIXTURE_ERROR), agent_id=SCRIPTED)

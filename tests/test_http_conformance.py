@@ -104,3 +104,53 @@ def test_the_conformance_command_against_a_served_host(restricted_host: bool) ->
             blocked = [leg for leg in wrong["legs"] if leg["outcome"] == "blocked"]
             assert blocked
             assert all("401" in leg["reason"] for leg in blocked)
+
+
+def test_repeated_hosts_fold_into_the_embedded_default_report() -> None:
+    """``--host A --host B`` against the embedded pair served over HTTP: one report with the
+    embedded default's outcomes, every leg executed, none inapplicable."""
+    local = embedded_adapters()
+    expected = outcomes(run_conformance(local))
+    assert set(expected.values()) == {Outcome.EXECUTED_PASS.value}
+    with ExitStack() as stack:
+        urls = [
+            stack.enter_context(serving(ReferenceBackend(a.host.capabilities))).url for a in local
+        ]
+        done = conformance_cli(*(option for url in urls for option in ("--host", url)))
+        alone = orjson.loads(conformance_cli("--host", urls[0]).stdout)
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    assert report["hosts"] == urls
+    assert {leg["id"]: leg["outcome"] for leg in report["legs"]} == expected
+    # The second host is what executes the refusal legs: alone, the reference host cannot.
+    for refusal in (
+        "openwop.requirement.0245.unadvertised-refused",
+        "toolcall-spec.requirement.capabilities.fixture-matching-refused",
+    ):
+        assert {leg["id"]: leg["outcome"] for leg in alone["legs"]}[refusal] == "inapplicable"
+        folded = next(leg for leg in report["legs"] if leg["id"] == refusal)
+        assert folded["reason"].startswith(f"[{urls[1]}]")
+
+
+def test_repeated_served_hosts_share_one_token() -> None:
+    """``toolcall-spec serve`` and ``serve --without-fixture-errors --without-fixture-matching``
+    behind one token: the folded report is the embedded default's, every leg executed."""
+    expected = outcomes(run_conformance(embedded_adapters()))
+    assert set(expected.values()) == {"executed-pass"}
+    token = ("--token", "tok3n")
+    withheld = ("--without-fixture-errors", "--without-fixture-matching")
+    with (
+        serve_subprocess(*token) as reference,
+        serve_subprocess(*token, *withheld) as negative,
+    ):
+        done = conformance_cli("--host", reference, "--host", negative, *token)
+    assert done.returncode == 0, done.stderr
+    report = orjson.loads(done.stdout)
+    assert report["hosts"] == [reference, negative]
+    assert {leg["id"]: leg["outcome"] for leg in report["legs"]} == expected
+
+
+def test_the_same_host_given_twice_is_a_usage_error() -> None:
+    done = conformance_cli("--host", "http://127.0.0.1:9/", "--host", "http://127.0.0.1:9")
+    assert done.returncode == 2
+    assert "more than once" in done.stderr

@@ -135,7 +135,7 @@ def test_a_served_error_entry_is_recorded_as_a_tool_error(http: httpx.Client, by
 @pytest.mark.requirement("openwop.requirement.0245.unadvertised-refused")
 @pytest.mark.requirement("toolcall-spec.requirement.capabilities.refusal-envelope")
 def test_a_host_without_fixture_errors_refuses_the_fixture_at_create() -> None:
-    with serving(ReferenceBackend.without_fixture_errors()) as negative, client(negative) as http:
+    with serving(ReferenceBackend.without("fixtureErrors")) as negative, client(negative) as http:
         discovery = http.get("/.well-known/openwop").json()
         assert "fixtureErrors" not in discovery["agents"]["evalSuite"]
         for ref in (FIXTURE_ERROR, data_uri(load_fixture(FIXTURE_ERROR))):

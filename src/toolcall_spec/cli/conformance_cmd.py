@@ -1,8 +1,11 @@
-"""``toolcall-spec conformance [--format text|json|junit] [--strict] [--host URL] [--token T]``.
+"""``toolcall-spec conformance [--format text|json|junit] [--strict] [--host URL]... [--token T]``.
 
 Without ``--host`` the legs run against the embedded reference host (and its twin advertising
-less, so the refusal legs execute too). Exit 0 when no leg is ``executed-fail`` or ``blocked``,
-1 when one is, 2 on a usage error or a host whose discovery document cannot be read.
+less, so the refusal legs execute too). ``--host`` may be repeated: every host is exercised and
+the results fold into one report, as the embedded pair does, so a served reference host and a
+served ``--without-fixture-errors`` host cover RFC 0245 §C's refusal in one run. ``--token``
+applies to every host. Exit 0 when no leg is ``executed-fail`` or ``blocked``, 1 when one is, 2
+on a usage error or a host whose discovery document cannot be read.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import argparse
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from toolcall_spec.cli.console import fail, print_json
@@ -33,8 +36,13 @@ def register(subparsers: Any) -> str:
         action="store_true",
         help=f"a missing capability or seam, or a blocked leg, fails (also: {STRICT_ENV}=true)",
     )
-    parser.add_argument("--host", metavar="URL", help="base URL of an OpenWOP v2 host")
-    parser.add_argument("--token", metavar="T", help="bearer token for --host")
+    parser.add_argument(
+        "--host",
+        metavar="URL",
+        action="append",
+        help="base URL of an OpenWOP v2 host; repeat it to fold several hosts into one report",
+    )
+    parser.add_argument("--token", metavar="T", help="bearer token, sent to every --host")
     return "conformance"
 
 
@@ -70,12 +78,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _UsageError(Exception):
-    """The host cannot be used at all (no HTTP support, unreachable, no discovery document)."""
+    """The hosts cannot be used at all (no HTTP support, unreachable, no discovery document, one
+    URL given twice)."""
 
 
 @contextmanager
-def _adapters(host: str | None, token: str | None) -> Iterator[Sequence[Any]]:
-    if host is None:
+def _adapters(hosts: Sequence[str] | None, token: str | None) -> Iterator[Sequence[Any]]:
+    if not hosts:
         from toolcall_spec.conformance.in_process import embedded_adapters  # noqa: PLC0415
 
         yield embedded_adapters()
@@ -86,9 +95,17 @@ def _adapters(host: str | None, token: str | None) -> Iterator[Sequence[Any]]:
         raise _UsageError(
             f"--host needs the HTTP adapter ({exc}); install toolcall-spec[http]"
         ) from None
-    with HttpAdapter(host, token=token) as adapter:
-        try:
-            adapter.capabilities()
-        except Exception as exc:  # whatever the transport raised: the host is not usable
-            raise _UsageError(f"cannot read the discovery document of {host}: {exc}") from None
-        yield [adapter]
+    names = [host.rstrip("/") for host in hosts]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:  # the report labels each host by its URL: two alike could not be told apart
+        raise _UsageError(f"--host {repeated[0]} is given more than once")
+    with ExitStack() as stack:
+        adapters: list[Any] = []
+        for host in hosts:
+            adapter = stack.enter_context(HttpAdapter(host, token=token))
+            try:
+                adapter.capabilities()
+            except Exception as exc:  # whatever the transport raised: the host is not usable
+                raise _UsageError(f"cannot read the discovery document of {host}: {exc}") from None
+            adapters.append(adapter)
+        yield adapters

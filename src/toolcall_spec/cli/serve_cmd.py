@@ -45,6 +45,12 @@ def register(subparsers: Any) -> str:
         "negative host: suites with isError: true entries are refused)",
     )
     parser.add_argument(
+        "--without-fixture-matching",
+        action="store_true",
+        help="do not advertise agents.evalSuite.fixtureMatching (suites using args or "
+        "argsMatch are refused)",
+    )
+    parser.add_argument(
         "--max-runs",
         type=int,
         metavar="N",
@@ -89,11 +95,15 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         fail(str(exc))
         return 2
-    backend = (
-        ReferenceBackend.without_fixture_errors()
-        if args.without_fixture_errors
-        else ReferenceBackend()
-    )
+    withheld = [
+        member
+        for member, flag in (
+            ("fixtureErrors", args.without_fixture_errors),
+            ("fixtureMatching", args.without_fixture_matching),
+        )
+        if flag
+    ]
+    backend = ReferenceBackend.without(*withheld)
     app = create_app(backend, HostSettings(token=token, sources=sources, limits=limits))
     try:
         sock = bind(args.host, args.port)

@@ -8,6 +8,7 @@ into a narrower whole, and a changed ``if`` changes where ``then`` and ``else`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,9 @@ Part = tuple[Any, tuple[str | int, ...]]
 
 def conjuncts(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     """``allOf``; a ``$ref`` that stands beside other validation keywords is one more conjunct."""
-    pairs, removed, added = pair_up(_conjunct_parts(old), _conjunct_parts(new))
+    pairs, removed, added = pair_up(
+        _conjunct_parts(old), _conjunct_parts(new), _equivalence(walk, at)
+    )
     out = []
     for (before, old_keys), (after, new_keys) in pairs:
         out += walk.schema(before, after, at.split(None, old_keys, new_keys))
@@ -133,7 +136,7 @@ def _alternatives(
 ) -> list[Change]:
     old_parts: list[Part] = [(s, (keyword, i)) for i, s in enumerate(before)]
     new_parts: list[Part] = [(s, (keyword, i)) for i, s in enumerate(after)]
-    pairs, removed, added = pair_up(old_parts, new_parts)
+    pairs, removed, added = pair_up(old_parts, new_parts, _equivalence(walk, at))
     exclusive = keyword == "oneOf"
     distinct = exclusive and discriminated(walk, walk.new_side, new_parts, at.new)
     out = []
@@ -195,16 +198,34 @@ def discriminated(walk: Walk, side: Side, parts: list[Part], base: Loc) -> bool:
     return False
 
 
+Matcher = Callable[[Part, Part], bool]
+
+
+def _equivalence(walk: Walk, at: At) -> Matcher:
+    """Two parts that differ in writing only (say, reordered ``enum`` values or alternatives):
+    a separate walk finds no change between them."""
+
+    def equivalent(old: Part, new: Part) -> bool:
+        return not walk.probe(old[0], new[0], at.split(None, old[1], new[1]))
+
+    return equivalent
+
+
 def pair_up(
-    old: list[Part], new: list[Part]
+    old: list[Part], new: list[Part], equivalent: Matcher | None = None
 ) -> tuple[list[tuple[Part, Part]], list[Part], list[Part]]:
-    """Match the parts of two lists: equal ones first, then the same ``$ref``, then by position
-    when as many are left on both sides. Returns the pairs, the old leftovers, the new ones."""
+    """Match the parts of two lists: equal ones first, then equivalent ones, then the same
+    ``$ref``, then by position when as many are left on both sides (alternatives are a set, so a
+    reordering must not pair unrelated parts). Returns the pairs, the old and the new leftovers."""
     pairs: list[tuple[Part, Part]] = []
     left_old, left_new = list(old), list(new)
-    for same in (json_equal, _same_ref):
+    matchers: list[Matcher] = [lambda a, b: json_equal(a[0], b[0])]
+    if equivalent is not None:
+        matchers.append(equivalent)
+    matchers.append(lambda a, b: _same_ref(a[0], b[0]))
+    for same in matchers:
         for part in list(left_old):
-            match = next((p for p in left_new if same(part[0], p[0])), None)
+            match = next((p for p in left_new if same(part, p)), None)
             if match is not None:
                 pairs.append((part, match))
                 left_old.remove(part)

@@ -37,10 +37,14 @@ class ReferenceBackend:
         self._lock = threading.Lock()
 
     @classmethod
-    def without_fixture_errors(cls, **kwargs: Any) -> ReferenceBackend:
-        """The RFC 0245 §C negative host: no ``agents.evalSuite.fixtureErrors``."""
-        base = ReferenceHost().capabilities
-        return cls(capabilities_without(base, "fixtureErrors"), **kwargs)
+    def without(cls, *members: str, **kwargs: Any) -> ReferenceBackend:
+        """The reference host advertising none of these ``agents.evalSuite`` members: with
+        ``fixtureErrors`` it is RFC 0245 §C's negative host, with ``fixtureMatching`` the host
+        that must refuse ``args``/``argsMatch``."""
+        capabilities = ReferenceHost().capabilities
+        for member in members:
+            capabilities = capabilities_without(capabilities, member)
+        return cls(capabilities, **kwargs)
 
     def capabilities(self) -> dict[str, Any]:
         return dict(self._prototype.capabilities)
