@@ -23,8 +23,9 @@ from toolcall_spec.compat.locations import (
     index,
     matching,
 )
-from toolcall_spec.compat.values import json_equal, render
+from toolcall_spec.compat.values import render
 from toolcall_spec.compat.walk import ANNOTATIONS, trivially_true
+from toolcall_spec.json_values import json_equal
 from toolcall_spec.paths import format_path
 
 if TYPE_CHECKING:

@@ -17,13 +17,13 @@ from toolcall_spec.compat.values import (
     TYPES,
     finite_values,
     is_number,
-    json_equal,
     number,
     render,
     satisfies,
     type_set,
 )
 from toolcall_spec.compat.walk import ANNOTATIONS
+from toolcall_spec.json_values import json_equal
 
 if TYPE_CHECKING:
     from toolcall_spec.compat.changes import Change

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from toolcall_spec.json_values import json_equal
 from toolcall_spec.paths import printable
 
 TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
@@ -31,17 +32,6 @@ def json_key(value: Any) -> Hashable:
     if isinstance(value, dict):
         return ("object", frozenset((k, json_key(v)) for k, v in value.items()))
     return ("other", repr(value))
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    if a is b:
-        return True
-    if a != b:  # Python tells JSON values apart at least as finely, but for true == 1
-        return False
-    text = canonical(a)
-    if text is not None and text == canonical(b):
-        return True  # the same text: equal (a mismatch may still be 1 against 1.0)
-    return json_key(a) == json_key(b)
 
 
 def canonical(value: Any) -> bytes | None:

@@ -1,52 +1,15 @@
-"""JSON-value equality and fixture argument matching (RFC 0244 §D as DESIGN.md reads it).
-
-Two values are equal as JSON values when they denote the same JSON text up to key order and number
-spelling: ``{"a": 1, "b": 2} == {"b": 2, "a": 1.0}``, but ``true != 1`` and ``false != 0`` (Python's
-``True == 1`` is exactly the coercion this package refuses). The comparison is iterative, so a
-deeply nested document cannot exhaust the interpreter's recursion limit.
-"""
+"""Fixture argument matching (RFC 0244 §D as DESIGN.md reads it), on JSON-value equality."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from toolcall_spec.json_values import json_equal
+
 ArgsMatch = Literal["exact", "subset"]
 
-
-def _scalar_equal(left: Any, right: Any) -> bool:
-    if left.__class__ is right.__class__:
-        return bool(left == right)
-    if left.__class__ is bool or right.__class__ is bool:
-        return False  # true is not 1, false is not 0
-    return isinstance(left, _NUMBERS) and isinstance(right, _NUMBERS) and left == right
-
-
-_NUMBERS = (int, float)
-
-
-def json_equal(left: Any, right: Any) -> bool:
-    """Whether ``left`` and ``right`` are the same JSON value (objects: same members, any order;
-    arrays: same length, element-wise; numbers: by value; booleans: only to booleans). Values are
-    what a JSON parser returns: ``dict``, ``list``, ``str``, ``int``, ``float``, ``bool``, ``None``.
-    """
-    pending: list[tuple[Any, Any]] = [(left, right)]
-    while pending:
-        a, b = pending.pop()
-        if isinstance(a, dict):
-            if not isinstance(b, dict) or len(a) != len(b):
-                return False
-            for key, value in a.items():
-                if key not in b:
-                    return False
-                pending.append((value, b[key]))
-        elif isinstance(a, list):
-            if not isinstance(b, list) or len(a) != len(b):
-                return False
-            pending.extend(zip(a, b, strict=True))
-        elif not _scalar_equal(a, b):
-            return False
-    return True
+__all__ = ["ArgsMatch", "args_match", "json_equal", "subset_match"]
 
 
 def subset_match(expected: dict[str, Any], actual: Any) -> bool:
