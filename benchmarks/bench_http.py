@@ -22,9 +22,9 @@ from urllib.parse import quote
 import httpx
 import orjson
 
-from toolcall_spec.conformance.fixtures import FIXTURE_ERROR, load_fixture
+from toolcall_spec.host.fixtures import FIXTURE_ERROR, load_fixture
+from toolcall_spec.host.reference import ReferenceHost
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID
-from toolcall_spec.replay.host import ReferenceHost
 
 
 def _one_client(url: str, suite_ref: str, runs: int) -> list[float]:

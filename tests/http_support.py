@@ -15,10 +15,10 @@ from urllib.parse import quote
 import httpx
 import orjson
 
+from toolcall_spec.host import HostPort, ReferenceHost
 from toolcall_spec.http.app import HostSettings, create_app
-from toolcall_spec.http.reference import ReferenceBackend
-from toolcall_spec.http.runs import RunBackend
 from toolcall_spec.http.server import BackgroundServer
+from toolcall_spec.openwop_wire import run_path as wire_run_path
 
 SCRIPTED = "core.conformance.agents.scripted"
 FIXTURE_ERROR = "conformance-eval-fixture-error"
@@ -26,12 +26,12 @@ FIXTURE_ERROR = "conformance-eval-fixture-error"
 
 @contextmanager
 def serving(
-    backend: RunBackend | None = None, settings: HostSettings | None = None
+    backend: HostPort | None = None, settings: HostSettings | None = None
 ) -> Iterator[BackgroundServer]:
     """The app on uvicorn in a thread; the default backend is the reference host and the
-    default settings seed the conformance fixtures."""
-    settings = settings or HostSettings()
-    app = create_app(backend or ReferenceBackend(), settings)
+    default settings seed the conformance fixtures and turn the test seams on."""
+    settings = settings or HostSettings(expose_test_seams=True)
+    app = create_app(backend or ReferenceHost(), settings)
     with BackgroundServer(app) as server:
         yield server
 
@@ -46,7 +46,12 @@ def data_uri(document: Any) -> str:
 
 
 def run_path(run_id: str) -> str:
+    """The percent-encoded form (still accepted); links use :func:`projected_path`."""
     return f"/runs/{quote(run_id, safe='')}"
+
+
+def projected_path(run_id: str, resource: str = "") -> str:
+    return wire_run_path(run_id, resource)
 
 
 def create(http: httpx.Client, ref: str, **extra: Any) -> httpx.Response:

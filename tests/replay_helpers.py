@@ -11,12 +11,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from checks import default_oracle
 from conftest import EXAMPLES
 
 from toolcall_spec.catalog import Kind, validator
+
+if TYPE_CHECKING:
+    from toolcall_spec.host import ReferenceHost
 
 TOOL_FAILED_CODE = "toolcall-spec.tool_failed"
 VENDOR_CODE = r"^(?!openwop\.)[a-z][a-z0-9]*(-[a-z0-9]+)*\.[a-z][a-z0-9_]*$"
@@ -154,8 +157,24 @@ fixed clock and ids (tests/test_replay_host.py keeps the file equal to a fresh r
 
 
 def record_example_run_log() -> str:
-    from toolcall_spec.replay import ReferenceHost
+    from toolcall_spec.host import ReferenceHost
 
-    host = ReferenceHost(clock=FixedClock(), ids=lambda: "run-1", tenant="acme")
+    host = ReferenceHost(clock=FixedClock(), ids=lambda: "example-run-0001", tenant="acme")
     run_id = host.create_run(example("suites/rfc0245-fail-then-succeed.json"))
     return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in host.events(run_id))
+
+
+RFC0251_0252 = ("baselineSelection", "recordedFixtures")
+"""The ``agents.evalSuite`` members of RFC 0251 (baseline selection) and RFC 0252 (recorded
+fixtures)."""
+
+H = TypeVar("H", bound="ReferenceHost")
+
+
+def advertising(host: H, *members: str) -> H:
+    """``host``, now also advertising these ``agents.evalSuite`` members. The host reads every
+    flag from its document at each check, so this is the host that advertises them (set after
+    construction: whether the discovery schema lists a member is the schema's business, checked
+    by the schema tests, not the behaviour tested here)."""
+    host.capabilities["agents"]["evalSuite"].update(dict.fromkeys(members, True))
+    return host

@@ -12,13 +12,13 @@ from typing import Any
 import orjson
 import pytest
 from cli_support import run_cli
+from mutants import ServesErrorAsSuccess
 
 from toolcall_spec.cli import main
 from toolcall_spec.conformance import in_process
 from toolcall_spec.conformance.in_process import InProcessAdapter, adapter_pair
-from toolcall_spec.conformance.mutants import ServesErrorAsSuccess
 from toolcall_spec.conformance.registry import LEGS
-from toolcall_spec.replay.host import ReferenceHost
+from toolcall_spec.host.reference import ReferenceHost
 
 LEG_COUNT = len(LEGS)
 

@@ -10,7 +10,6 @@ import pytest
 from conftest import REPO
 
 from toolcall_spec.conformance.adapter import RunCreated, RunRefusal
-from toolcall_spec.conformance.fixtures import FIXTURE_ERROR, fixture_id_of, load_fixture
 from toolcall_spec.conformance.in_process import (
     REFERENCE,
     RESTRICTED,
@@ -22,7 +21,8 @@ from toolcall_spec.conformance.leg import Context
 from toolcall_spec.conformance.outcomes import Outcome
 from toolcall_spec.conformance.registry import LEGS, leg_by_id
 from toolcall_spec.conformance.runner import Report, evaluate, run_conformance
-from toolcall_spec.replay.host import ReferenceHost
+from toolcall_spec.host.fixtures import FIXTURE_ERROR, fixture_id_of, load_fixture
+from toolcall_spec.host.reference import ReferenceHost
 from toolcall_spec.requirements import registry
 from toolcall_spec.validation import validate
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mutants import MUTANTS, Mutant
 
 from toolcall_spec.conformance import legs_schema
 from toolcall_spec.conformance.in_process import InProcessAdapter, adapter_pair, restricted
 from toolcall_spec.conformance.leg import Context
-from toolcall_spec.conformance.mutants import MUTANTS, Mutant
 from toolcall_spec.conformance.outcomes import Outcome
 from toolcall_spec.conformance.registry import leg_by_id
 from toolcall_spec.conformance.runner import evaluate, run_conformance
+from toolcall_spec.host.reference import ReferenceHost
 from toolcall_spec.problems import Problem
-from toolcall_spec.replay.host import ReferenceHost
 
 requirement = pytest.mark.requirement
 
@@ -131,7 +131,7 @@ def test_mutant_is_caught_by_its_leg(name: str, leg_id: str) -> None:
 
 
 def test_a_mutant_fails_the_whole_run_through_its_adapter_pair() -> None:
-    from toolcall_spec.conformance.mutants import ServesErrorAsSuccess
+    from mutants import ServesErrorAsSuccess
 
     report = run_conformance(adapter_pair(ServesErrorAsSuccess()))
     assert report.failed
@@ -142,7 +142,7 @@ def test_a_mutant_fails_the_whole_run_through_its_adapter_pair() -> None:
 
 
 def test_the_restricted_twin_keeps_the_mutant_class() -> None:
-    from toolcall_spec.conformance.mutants import AcceptsUnadvertisedArgs
+    from mutants import AcceptsUnadvertisedArgs
 
     assert type(restricted(AcceptsUnadvertisedArgs())) is AcceptsUnadvertisedArgs
 

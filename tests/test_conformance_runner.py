@@ -16,7 +16,7 @@ from toolcall_spec.conformance.in_process import (
 from toolcall_spec.conformance.leg import Context, Gate, Leg
 from toolcall_spec.conformance.outcomes import LegFailedError, Outcome, Verdict, passed
 from toolcall_spec.conformance.runner import enforce_strict, fold, run_conformance
-from toolcall_spec.replay.host import ReferenceHost
+from toolcall_spec.host.reference import ReferenceHost
 
 SEAM_LEGS = (
     "toolcall-spec.requirement.replay.agent-receives-tool-error",

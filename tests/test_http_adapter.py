@@ -10,23 +10,23 @@ import pytest
 from http_support import FIXTURE_ERROR, SCRIPTED, serving
 
 from toolcall_spec.conformance.adapter import RunCreated, RunRefusal
-from toolcall_spec.conformance.fixtures import load_fixture
+from toolcall_spec.host.fixtures import load_fixture
+from toolcall_spec.host.reference import ReferenceHost
 from toolcall_spec.http.adapter import HostError, HttpAdapter, suite_data_uri
 from toolcall_spec.http.app import HostSettings
-from toolcall_spec.http.reference import ReferenceBackend
-from toolcall_spec.http.runs import Refusal, RunOutcome
 from toolcall_spec.http.server import BackgroundServer
-from toolcall_spec.replay.host import ReferenceHost
 
 VOLATILE = ("eventId", "runId", "timestamp")
 
 
 def comparable(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Events without what differs between two runs of the same suite (ids, clock readings)."""
+    """Events without what differs between two runs of the same suite (ids, clock readings,
+    and ``run.started.transport``: ``rest`` over HTTP, absent in process)."""
     out = []
     for event in events:
         kept = {k: v for k, v in event.items() if k not in VOLATILE}
-        kept["payload"] = {k: v for k, v in event["payload"].items() if k != "durationMs"}
+        volatile = ("durationMs", "transport")
+        kept["payload"] = {k: v for k, v in event["payload"].items() if k not in volatile}
         out.append(kept)
     return out
 
@@ -81,7 +81,7 @@ def test_live_invocations_are_read_through_the_seam(adapter: HttpAdapter) -> Non
 
 def test_a_refusal_comes_back_as_a_run_refusal() -> None:
     with (
-        serving(ReferenceBackend.without("fixtureErrors")) as negative,
+        serving(ReferenceHost().without("fixtureErrors")) as negative,
         HttpAdapter(negative.url) as adapter,
     ):
         refusal = adapter.create_eval_run(load_fixture(FIXTURE_ERROR), agent_id=SCRIPTED)
@@ -90,30 +90,10 @@ def test_a_refusal_comes_back_as_a_run_refusal() -> None:
         assert refusal.envelope["details"]["field"] == "tasks[0].fixtures.toolResponses[0].isError"
 
 
-class NoSeams:
-    """A backend without seams: no agent output in snapshots, no live invocation counts."""
-
-    def __init__(self) -> None:
-        self.inner = ReferenceBackend()
-
-    def capabilities(self) -> dict[str, Any]:
-        return self.inner.capabilities()
-
-    def check(self, suite: dict[str, Any], *, mode: str, agent_id: str) -> Refusal | None:
-        return self.inner.check(suite, mode=mode, agent_id=agent_id)
-
-    def execute(
-        self, run_id: str, suite: dict[str, Any], *, mode: str, agent_id: str
-    ) -> RunOutcome:
-        outcome = self.inner.execute(run_id, suite, mode=mode, agent_id=agent_id)
-        return RunOutcome(outcome.events, outcome.summary, None)
-
-    def live_invocations(self) -> dict[str, int] | None:
-        return None
-
-
 def test_seams_a_host_lacks_are_none() -> None:
-    with serving(NoSeams()) as running, HttpAdapter(running.url) as adapter:
+    """A host started without its test seams (the default of ``serve``)."""
+    settings = HostSettings(expose_test_seams=False)
+    with serving(settings=settings) as running, HttpAdapter(running.url) as adapter:
         created = adapter.create_eval_run(load_fixture(FIXTURE_ERROR), agent_id=SCRIPTED)
         assert isinstance(created, RunCreated)
         assert adapter.agent_output(created.run_id) is None
@@ -122,7 +102,7 @@ def test_seams_a_host_lacks_are_none() -> None:
 
 
 def test_the_token_is_sent() -> None:
-    settings = HostSettings(token="t0ken")
+    settings = HostSettings(token="t0ken", expose_test_seams=True)
     with serving(settings=settings) as running:
         with HttpAdapter(running.url, token="t0ken") as adapter:
             created = adapter.create_eval_run(load_fixture(FIXTURE_ERROR), agent_id=SCRIPTED)

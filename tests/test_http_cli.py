@@ -15,7 +15,7 @@ from cli_support import run_cli
 from http_support import FIXTURE_ERROR, SCRIPTED, serve_subprocess
 
 from toolcall_spec.cli import main
-from toolcall_spec.conformance.fixtures import load_fixture
+from toolcall_spec.host.fixtures import load_fixture
 
 
 def serve_exits(*options: str) -> subprocess.CompletedProcess[str]:

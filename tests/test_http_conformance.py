@@ -14,6 +14,7 @@ import orjson
 import pytest
 from cli_support import run_cli
 from http_support import serve_subprocess, serving
+from mutants import MUTANTS
 
 from toolcall_spec.conformance.adapter import HostAdapter
 from toolcall_spec.conformance.in_process import (
@@ -21,13 +22,11 @@ from toolcall_spec.conformance.in_process import (
     embedded_adapters,
     restricted,
 )
-from toolcall_spec.conformance.mutants import MUTANTS
 from toolcall_spec.conformance.outcomes import Outcome
 from toolcall_spec.conformance.registry import LEGS
 from toolcall_spec.conformance.runner import Report, run_conformance
+from toolcall_spec.host.reference import ReferenceHost
 from toolcall_spec.http.adapter import HttpAdapter
-from toolcall_spec.http.reference import ReferenceBackend
-from toolcall_spec.replay.host import ReferenceHost
 
 
 def outcomes(report: Report) -> dict[str, str]:
@@ -40,7 +39,7 @@ def served_like(hosts: Sequence[ReferenceHost]) -> Iterator[list[HostAdapter]]:
     with ExitStack() as stack:
         adapters: list[HostAdapter] = []
         for host in hosts:
-            backend = ReferenceBackend(host.capabilities, host_class=type(host))
+            backend = type(host)(host.capabilities)
             server = stack.enter_context(serving(backend))
             adapters.append(stack.enter_context(HttpAdapter(server.url)))
         yield adapters
@@ -80,7 +79,7 @@ def test_the_conformance_command_against_a_served_host(restricted_host: bool) ->
     """The command line, end to end: the served reference host (or the RFC 0245 negative host)
     gets the outcomes the same host gets in process."""
     host = ReferenceHost()
-    options: tuple[str, ...] = ("--token", "tok3n")
+    options: tuple[str, ...] = ("--token", "tok3n", "--expose-test-seams")
     if restricted_host:
         host = host.without_fixture_errors()
         options += ("--without-fixture-errors",)
@@ -113,9 +112,7 @@ def test_repeated_hosts_fold_into_the_embedded_default_report() -> None:
     expected = outcomes(run_conformance(local))
     assert set(expected.values()) == {Outcome.EXECUTED_PASS.value}
     with ExitStack() as stack:
-        urls = [
-            stack.enter_context(serving(ReferenceBackend(a.host.capabilities))).url for a in local
-        ]
+        urls = [stack.enter_context(serving(ReferenceHost(a.host.capabilities))).url for a in local]
         done = conformance_cli(*(option for url in urls for option in ("--host", url)))
         alone = orjson.loads(conformance_cli("--host", urls[0]).stdout)
     assert done.returncode == 0, done.stderr
@@ -139,9 +136,10 @@ def test_repeated_served_hosts_share_one_token() -> None:
     assert set(expected.values()) == {"executed-pass"}
     token = ("--token", "tok3n")
     withheld = ("--without-fixture-errors", "--without-fixture-matching")
+    seams = "--expose-test-seams"
     with (
-        serve_subprocess(*token) as reference,
-        serve_subprocess(*token, *withheld) as negative,
+        serve_subprocess(*token, seams) as reference,
+        serve_subprocess(*token, *withheld, seams) as negative,
     ):
         done = conformance_cli("--host", reference, "--host", negative, *token)
     assert done.returncode == 0, done.stderr
@@ -154,3 +152,27 @@ def test_the_same_host_given_twice_is_a_usage_error() -> None:
     done = conformance_cli("--host", "http://127.0.0.1:9/", "--host", "http://127.0.0.1:9")
     assert done.returncode == 2
     assert "more than once" in done.stderr
+
+
+SEAM_LEGS = (
+    "toolcall-spec.requirement.replay.agent-receives-tool-error",
+    "toolcall-spec.requirement.replay.error-never-live",
+    "toolcall-spec.requirement.replay.live-shadow-ignores-fixtures",
+)
+
+
+def test_serve_without_test_seams_passes_with_the_seam_legs_skipped() -> None:
+    """``serve`` as shipped (seams off): the command still passes, and exactly the legs that
+    read a seam are not executed; strict mode turns a missing seam into a failure."""
+    with serve_subprocess() as url:
+        done = conformance_cli("--host", url)
+        strict = conformance_cli("--host", url, "--strict")
+    assert done.returncode == 0, done.stderr
+    legs = {leg["id"]: leg["outcome"] for leg in orjson.loads(done.stdout)["legs"]}
+    not_executed = {rid for rid, outcome in legs.items() if not outcome.startswith("executed")}
+    refusal_legs = {
+        "openwop.requirement.0245.unadvertised-refused",
+        "toolcall-spec.requirement.capabilities.fixture-matching-refused",
+    }
+    assert not_executed - refusal_legs == set(SEAM_LEGS)
+    assert strict.returncode == 1

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from http_support import FIXTURE_ERROR, client, create, data_uri, run_path, serving
 
-from toolcall_spec.conformance.fixtures import load_fixture
+from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.http.server import BackgroundServer
 
 RUNS, CLIENTS = 200, 8
@@ -44,17 +44,16 @@ def suite_for(index: int) -> dict[str, Any]:
 
 def check_log(events: list[dict[str, Any]], run_id: str, index: int) -> None:
     calls = 2 + index % 3
-    assert [e["sequence"] for e in events] == list(range(2 * calls + 3))
+    assert [e["sequence"] for e in events] == list(range(2 * calls + 5))
     assert {e["runId"] for e in events} == {run_id}
     types = [e["type"] for e in events]
-    assert types == ["eval.started"] + ["agent.tool-called", "agent.tool-returned"] * calls + [
-        "eval.scored",
-        "eval.completed",
-    ]
-    for called, returned in zip(events[1:-2:2], events[2:-2:2], strict=True):
+    calls_and_returns = ["agent.tool-called", "agent.tool-returned"] * calls
+    bracket_end = ["eval.scored", "eval.completed", "run.completed"]
+    assert types == ["run.started", "eval.started", *calls_and_returns, *bracket_end]
+    for called, returned in zip(events[2:-3:2], events[3:-3:2], strict=True):
         assert called["payload"]["callId"] == returned["payload"]["callId"]
         assert called["payload"]["callId"].startswith(f"task-{index}-")
-    assert events[-2]["payload"] == {"taskId": f"task-{index}", "score": 1.0, "passed": True}
+    assert events[-3]["payload"] == {"taskId": f"task-{index}", "score": 1.0, "passed": True}
 
 
 def one_run(http: httpx.Client, index: int) -> float:

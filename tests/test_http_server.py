@@ -6,7 +6,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 import orjson
@@ -25,12 +24,13 @@ from http_support import (
     wait_terminal,
 )
 
-from toolcall_spec.conformance.fixtures import load_fixture
+from toolcall_spec.host import ReferenceHost, RunRecord, RunRequest
+from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.http.app import HostSettings
 from toolcall_spec.http.limits import Limits
-from toolcall_spec.http.reference import ReferenceBackend
 from toolcall_spec.http.server import BackgroundServer
 from toolcall_spec.http.suite_refs import SuiteSources, conformance_fixtures
+from toolcall_spec.openwop_wire import SEAMS_EXTENSION, project_id
 from toolcall_spec.validation import validate
 
 TOKEN = "s3cret-token"
@@ -127,15 +127,15 @@ def test_a_served_error_entry_is_recorded_as_a_tool_error(http: httpx.Client, by
     assert summary.json()["passed"] is True
 
     snapshot = http.get(body["statusUrl"]).json()
-    assert (snapshot["status"], snapshot["isTerminal"]) == ("completed", True)
-    seen = snapshot["x-toolcall-spec"]["agentOutput"]["fail-then-succeed"]
+    assert snapshot["status"] == "completed"
+    seen = snapshot["extensions"][SEAMS_EXTENSION]["agentOutput"]["fail-then-succeed"]
     assert [call["isError"] for call in seen] == [True, False]
 
 
 @pytest.mark.requirement("openwop.requirement.0245.unadvertised-refused")
 @pytest.mark.requirement("toolcall-spec.requirement.capabilities.refusal-envelope")
 def test_a_host_without_fixture_errors_refuses_the_fixture_at_create() -> None:
-    with serving(ReferenceBackend.without("fixtureErrors")) as negative, client(negative) as http:
+    with serving(ReferenceHost().without("fixtureErrors")) as negative, client(negative) as http:
         discovery = http.get("/.well-known/openwop").json()
         assert "fixtureErrors" not in discovery["agents"]["evalSuite"]
         for ref in (FIXTURE_ERROR, data_uri(load_fixture(FIXTURE_ERROR))):
@@ -176,8 +176,8 @@ def test_polling_returns_events_after_the_cursor(http: httpx.Client) -> None:
         "completed",
         True,
     )
-    assert events[0]["type"] == "eval.started"
-    assert events[-1]["type"] == "eval.completed"
+    assert [e["type"] for e in events[:2]] == ["run.started", "eval.started"]
+    assert [e["type"] for e in events[-2:]] == ["eval.completed", "run.completed"]
     assert all(e["runId"] == run_id for e in events)
 
     tail = http.get(poll, params={"afterSequence": 3}).json()
@@ -276,7 +276,7 @@ def test_the_summary_is_409_while_running_then_200() -> None:
         body = assert_envelope(http.get(f"{run_path(run_id)}/eval-summary"), 409, "conflict")
         assert body["details"]["status"] == "running"
         snapshot = http.get(run_path(run_id)).json()
-        assert (snapshot["status"], snapshot["isTerminal"]) == ("running", False)
+        assert snapshot["status"] == "running"
         poll = http.get(f"{run_path(run_id)}/events/poll", params={"timeout": 1}).json()
         assert (poll["events"], poll["isTerminal"], poll["status"]) == ([], False, "running")
         gate.opened.set()
@@ -293,7 +293,8 @@ def test_a_long_poll_returns_as_soon_as_the_run_finishes() -> None:
         threading.Timer(0.3, gate.opened.set).start()
         page = http.get(f"{run_path(run_id)}/events/poll", params={"timeout": 30}).json()
         assert page["isTerminal"] is True
-        assert len(page["events"]) == 7
+        assert len(page["events"]) == 9
+        assert page["events"][-1]["type"] == "run.completed"
 
 
 def test_two_concurrent_runs_keep_their_own_events() -> None:
@@ -314,7 +315,7 @@ def test_two_concurrent_runs_keep_their_own_events() -> None:
         ):
             events = all_events(http, run_id)
             assert {e["runId"] for e in events} == {run_id}
-            assert events[0]["payload"]["suiteId"] == suite_id
+            assert events[1]["payload"]["suiteId"] == suite_id
             assert {e["payload"]["taskId"] for e in events if e["type"] == "eval.scored"} == {
                 task_id
             }
@@ -523,8 +524,8 @@ def test_live_invocations_count_live_calls() -> None:
 
 
 def test_a_failing_backend_marks_the_run_failed_and_keeps_serving() -> None:
-    class Broken(ReferenceBackend):
-        def execute(self, run_id: str, suite: dict[str, Any], *, mode: str, agent_id: str) -> Any:
+    class Broken(ReferenceHost):
+        def execute(self, run_id: str, request: RunRequest) -> RunRecord:
             raise RuntimeError("disk on fire")
 
     with serving(Broken()) as running, client(running) as http:
@@ -540,5 +541,5 @@ def test_a_failing_backend_marks_the_run_failed_and_keeps_serving() -> None:
 def test_the_status_url_is_a_usable_path(http: httpx.Client) -> None:
     body = create(http, FIXTURE_ERROR).json()
     wait_terminal(http, body["runId"])
-    assert body["statusUrl"] == f"/runs/{quote(body['runId'], safe='')}"
+    assert body["statusUrl"] == f"/runs/{project_id(body['runId'])}"
     assert http.get(body["eventsUrl"]).status_code == 200

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolcall_spec.conformance.fixtures import load_fixture
+from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.http.errors import ApiError
 from toolcall_spec.http.suite_refs import SuiteSources, conformance_fixtures, resolve_suite_ref
 

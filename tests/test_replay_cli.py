@@ -29,7 +29,7 @@ def test_replay_prints_events_and_summary() -> None:
     assert result.returncode == 0, result.stderr
     output = json.loads(result.stdout)
     assert set(output) == {"events", "summary"}
-    assert [oracle_errors("run-event", e) for e in output["events"]] == [[]] * 7
+    assert [oracle_errors("run-event", e) for e in output["events"]] == [[]] * 9
     assert output["summary"]["fixtureMissCount"] == 0
     returned = [e["payload"] for e in output["events"] if e["type"] == "agent.tool-returned"]
     assert ["error" in r for r in returned] == [True, False]
@@ -58,9 +58,9 @@ def test_mode_option_and_default(tmp_path: Path) -> None:
     path = tmp_path / "suite.json"
     path.write_text(json.dumps(suite))
     shadow = json.loads(cli("replay", str(path)).stdout)
-    assert shadow["events"][0]["payload"]["modes"] == ["live-shadow"]
+    assert shadow["events"][1]["payload"]["modes"] == ["live-shadow"]
     golden = json.loads(cli("replay", str(path), "--mode", "golden").stdout)
-    assert golden["events"][0]["payload"]["modes"] == ["golden"]
+    assert golden["events"][1]["payload"]["modes"] == ["golden"]
     refused = cli("replay", str(path), "--mode", "rubric")
     assert refused.returncode == 1
     assert json.loads(refused.stdout)["details"]["field"] == "mode"
@@ -138,7 +138,7 @@ def test_promote_reads_replay_output_json_arrays_and_stdin(tmp_path: Path) -> No
 def test_promote_a_bad_log_names_lines_and_exits_1(tmp_path: Path) -> None:
     log, _ = replayed_log(tmp_path)
     lines = log.read_text().splitlines()
-    del lines[2]  # the first agent.tool-returned
+    del lines[3]  # the first agent.tool-returned (after run.started, eval.started, the call)
     lines.insert(1, "{oops")
     log.write_text("\n".join(lines) + "\n")
     result = cli("promote", str(log))
@@ -148,6 +148,6 @@ def test_promote_a_bad_log_names_lines_and_exits_1(tmp_path: Path) -> None:
     problems = result.stderr.strip().splitlines()
     assert problems[0] == f"{log}: line 2: invalid JSON: " + problems[0].split("invalid JSON: ")[1]
     assert (
-        f"{log}: line 3: payload.callId: call 'lookup-recovers-1' has no agent.tool-returned"
+        f"{log}: line 4: payload.callId: call 'lookup-recovers-1' has no agent.tool-returned"
         in problems
     )

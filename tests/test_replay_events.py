@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from replay_helpers import FixedClock, counter_ids, example, oracle_errors, tool_pairs
 
+from toolcall_spec.host.reference import ReferenceHost
 from toolcall_spec.replay.events import args_hash, elapsed_ms, format_timestamp
-from toolcall_spec.replay.host import ReferenceHost
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -46,10 +46,11 @@ def test_log_order_and_envelope() -> None:
     types = [e["type"] for e in events]
     called, returned = "agent.tool-called", "agent.tool-returned"
     assert types == [
-        "eval.started",
+        "run.started", "eval.started",
         called, returned, called, returned, "eval.scored",
         called, returned, called, returned, called, returned, "eval.scored",
-        "eval.completed",
+        "toolcall-spec.eval.task-failed",
+        "eval.completed", "run.completed",
     ]  # fmt: skip
     assert [e["sequence"] for e in events] == list(range(len(events)))
     assert len({e["eventId"] for e in events}) == len(events)
@@ -61,7 +62,7 @@ def test_log_order_and_envelope() -> None:
     assert len({c["callId"] for c, _ in pairs}) == len(pairs) == 5
     scored = [e["payload"]["taskId"] for e in events if e["type"] == "eval.scored"]
     assert scored == ["lookup-recovers", "second"]
-    started = events[0]["payload"]
+    started = events[1]["payload"]
     assert (started["taskCount"], started["modes"]) == (2, ["golden"])
 
 

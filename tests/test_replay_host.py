@@ -9,12 +9,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from replay_helpers import VENDOR_CODE, example, oracle_errors, tool_pairs
+from replay_helpers import (
+    RFC0251_0252,
+    VENDOR_CODE,
+    advertising,
+    example,
+    oracle_errors,
+    tool_pairs,
+)
 
 from toolcall_spec import validate
-from toolcall_spec.conformance.fixtures import FIXTURE_FILES
-from toolcall_spec.replay import SCRIPTED_AGENT_ID, ReferenceHost, RunRefused, UnknownRunError
-from toolcall_spec.replay.host import InvalidCapabilitiesError, LiveTool, default_capabilities
+from toolcall_spec.host import ReferenceHost, RunRefused, UnknownRunError
+from toolcall_spec.host.fixtures import FIXTURE_FILES
+from toolcall_spec.host.reference import InvalidCapabilitiesError, LiveTool, default_capabilities
+from toolcall_spec.replay import SCRIPTED_AGENT_ID
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
 LOOKUP = "billing:lookup"
@@ -216,7 +224,7 @@ def test_live_shadow_ignores_fixtures() -> None:
     assert len(live.calls) == 2
     assert host.served_entries(run_id) == {"lookup-recovers": []}
     assert host.summary(run_id)["fixtureMissCount"] == 0
-    assert host.events(run_id)[0]["payload"]["modes"] == ["live-shadow"]
+    assert host.events(run_id)[1]["payload"]["modes"] == ["live-shadow"]
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.replay.recorded-log-not-reserved")
@@ -230,7 +238,7 @@ def test_replaying_a_finished_run_reads_the_recorded_log() -> None:
     recorded, served = host.events(run_id), host.served_entries(run_id)
     assert len(live.calls) == 1
     replayed = host.replay(run_id)
-    replayed[0]["payload"]["suiteId"] = "tampered"  # a copy: the record stays as it was
+    replayed[1]["payload"]["suiteId"] = "tampered"  # a copy: the record stays as it was
     again = host.replay(run_id)
     assert again == recorded
     assert len(live.calls) == 1
@@ -244,7 +252,7 @@ def test_replaying_a_finished_run_reads_the_recorded_log() -> None:
 def test_regression_against_a_baseline() -> None:
     suite = example(RFC_SUITE)
     suite["modes"] = ["golden", "regression"]
-    host = ReferenceHost()
+    host = advertising(ReferenceHost(), *RFC0251_0252)
     baseline = host.create_run(suite)
     broken = json.loads(json.dumps(suite))
     broken["tasks"][0]["fixtures"]["toolResponses"][0].pop("isError")
@@ -252,8 +260,8 @@ def test_regression_against_a_baseline() -> None:
     summary = host.summary(run_id)
     assert summary["regression"] == {"baselineRunId": baseline, "scoreDelta": -1.0}
     events = host.events(run_id)
-    assert events[0]["payload"]["baselineRunId"] == baseline
-    assert events[-1]["payload"]["regressionVsBaseline"] == -1.0
+    assert events[1]["payload"]["baselineRunId"] == baseline
+    assert events[-2]["payload"]["regressionVsBaseline"] == -1.0
     assert oracle_errors("eval-summary", summary) == []
 
 

@@ -16,7 +16,7 @@ from replay_helpers import (
     tool_pairs,
 )
 
-from toolcall_spec.replay import ReferenceHost
+from toolcall_spec.host import ReferenceHost
 from toolcall_spec.replay.promote import promote, promote_jsonl
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
@@ -202,4 +202,4 @@ def test_the_example_run_log_is_a_fresh_recording_and_promotes() -> None:
         promotion = promote_jsonl(handle)
     assert promotion.problems == []
     assert promotion.suite is not None
-    assert promotion.suite["suiteId"] == "recorded.evals.run-1"
+    assert promotion.suite["suiteId"] == "recorded.evals.example-run-0001"

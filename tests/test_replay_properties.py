@@ -16,7 +16,8 @@ from replay_helpers import (
 )
 from replay_strategies import suites
 
-from toolcall_spec.replay import CallResult, ReferenceHost, Served, TaskRun
+from toolcall_spec.host import CallResult, ReferenceHost, TaskRun
+from toolcall_spec.replay import Served
 from toolcall_spec.replay.promote import promote
 
 FIXED_MESSAGES = {
@@ -191,14 +192,14 @@ def test_the_promotion_property_catches_a_promoter_that_drops_is_error(
 ) -> None:
     from toolcall_spec.replay import promote as promote_module
 
-    real_entry = promote_module._entry
+    real_entry = promote_module.fixture_entry
 
     def entry_without_flag(call: Any) -> dict[str, Any]:
         entry = real_entry(call)
         entry.pop("isError", None)  # the bug RFC 0245 exists for: a failure promoted as success
         return entry
 
-    monkeypatch.setattr(promote_module, "_entry", entry_without_flag)
+    monkeypatch.setattr(promote_module, "fixture_entry", entry_without_flag)
 
     def reproduces(suite: dict[str, Any]) -> bool:
         host = ReferenceHost()
@@ -211,5 +212,5 @@ def test_the_promotion_property_catches_a_promoter_that_drops_is_error(
 
     quick = settings(max_examples=500, database=None, phases=[Phase.generate], deadline=None)
     counterexample = find(suites(), lambda suite: not reproduces(suite), settings=quick)
-    monkeypatch.setattr(promote_module, "_entry", real_entry)
+    monkeypatch.setattr(promote_module, "fixture_entry", real_entry)
     assert reproduces(counterexample)

@@ -7,11 +7,11 @@ import copy
 from typing import Any
 
 import pytest
-from replay_helpers import example, oracle_errors
+from replay_helpers import RFC0251_0252, advertising, example, oracle_errors
 
+from toolcall_spec.host.reference import ReferenceHost, capabilities_without
 from toolcall_spec.replay import refusal
-from toolcall_spec.replay.host import ReferenceHost, capabilities_without
-from toolcall_spec.replay.refusal import RUN_CREATE_CHECKS, RunRefused, RunRequest
+from toolcall_spec.replay.refusal import RUN_CREATE_CHECKS, CheckContext, RunRefused, RunRequest
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
 
@@ -26,6 +26,7 @@ def refuse(host: ReferenceHost, suite: Any, **kwargs: Any) -> RunRefused:
     assert oracle_errors("error-envelope", envelope) == []
     assert envelope["error"] == "validation_error"
     assert envelope["details"]["field"] == caught.value.field
+    assert caught.value.field is not None
     assert envelope["message"].startswith(caught.value.field + ": ")
     return caught.value
 
@@ -95,11 +96,9 @@ def test_args_need_fixture_matching(entry: dict[str, Any], field: str) -> None:
 
 def test_argsmatch_alone_is_named_when_a_host_skips_schema_validation() -> None:
     request = RunRequest(
-        {"tasks": [{"fixtures": {"toolResponses": [{"tool": "t", "argsMatch": "exact"}]}}]},
-        {},
-        "golden",
+        {"tasks": [{"fixtures": {"toolResponses": [{"tool": "t", "argsMatch": "exact"}]}}]}
     )
-    refused = refusal.check_fixture_matching(request)
+    refused = refusal.check_fixture_matching(CheckContext(request, {}))
     assert refused is not None
     assert refused.field == "tasks[0].fixtures.toolResponses[0].argsMatch"
 
@@ -165,7 +164,7 @@ def test_inputs_the_scripted_agent_cannot_run_are_refused(task_input: Any, field
 
 
 def test_a_baseline_must_be_a_finished_run_of_a_regression() -> None:
-    host = ReferenceHost()
+    host = advertising(ReferenceHost(), *RFC0251_0252)
     suite = example(RFC_SUITE)
     suite["modes"] = ["golden", "regression"]
     with pytest.raises(RunRefused) as unknown:
@@ -181,6 +180,7 @@ def test_live_shadow_does_not_lift_the_fixture_errors_rule() -> None:
     suite = example(RFC_SUITE)
     suite["modes"] = ["live-shadow"]
     refused = refuse(ReferenceHost().without_fixture_errors(), suite, mode="live-shadow")
+    assert refused.field is not None
     assert refused.field.endswith(".isError")
 
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from replay_helpers import example
 
-from toolcall_spec.replay.host import REASON_KEY, ReferenceHost
+from toolcall_spec.host.reference import ReferenceHost
+from toolcall_spec.openwop_wire import EVAL_COMPLETED, TASK_FAILED
 from toolcall_spec.replay.scoring import json_mismatch, output_text, score_task
 
 SEEN = [
@@ -79,14 +80,18 @@ def test_scores_reach_the_log_and_the_summary() -> None:
     suite["thresholds"] = {"passScore": 0.3}
     host = ReferenceHost()
     run_id = host.create_run(suite)
-    scored = [e["payload"] for e in host.events(run_id) if e["type"] == "eval.scored"]
+    events = host.events(run_id)
+    scored = [e["payload"] for e in events if e["type"] == "eval.scored"]
     assert [s["passed"] for s in scored] == [True, False, False]
-    assert REASON_KEY not in scored[0]
-    assert scored[1][REASON_KEY] == "json-match: mismatch at [0].isError"
+    # eval.scored is closed: the reason goes in the vendor event that follows a failed task
+    assert all(set(s) == {"taskId", "score", "passed"} for s in scored)
+    failed = [e["payload"] for e in events if e["type"] == TASK_FAILED]
+    assert [f["taskId"] for f in failed] == [scored[1]["taskId"], scored[2]["taskId"]]
+    assert failed[0]["reason"] == "json-match: mismatch at [0].isError"
     summary = host.summary(run_id)
     assert summary["aggregateScore"] == pytest.approx(1 / 3)
     assert (summary["passed"], summary["passedCount"], summary["taskCount"]) == (True, 1, 3)
-    completed = host.events(run_id)[-1]["payload"]
+    completed = next(e["payload"] for e in events if e["type"] == EVAL_COMPLETED)
     assert completed == {k: summary[k] for k in ("aggregateScore", "passed", "taskCount",
                                                   "passedCount")}  # fmt: skip
     del suite["thresholds"]  # default: every task must pass

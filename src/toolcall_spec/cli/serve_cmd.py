@@ -51,6 +51,13 @@ def register(subparsers: Any) -> str:
         "argsMatch are refused)",
     )
     parser.add_argument(
+        "--expose-test-seams",
+        action="store_true",
+        help="serve what the scripted agent received (run snapshot extensions) and live tool "
+        "invocation counts, for conformance legs that need them; off by default, since it "
+        "quotes recorded fixture payloads",
+    )
+    parser.add_argument(
         "--max-runs",
         type=int,
         metavar="N",
@@ -70,9 +77,9 @@ def register(subparsers: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        from toolcall_spec.host import ReferenceHost, RunStore  # noqa: PLC0415
         from toolcall_spec.http.app import HostSettings, create_app  # noqa: PLC0415
         from toolcall_spec.http.limits import Limits  # noqa: PLC0415
-        from toolcall_spec.http.reference import ReferenceBackend  # noqa: PLC0415
         from toolcall_spec.http.server import bind, is_loopback, serve_forever, url_of  # noqa: PLC0415
         from toolcall_spec.http.suite_refs import SuiteSources, conformance_fixtures  # noqa: PLC0415
     except ImportError as exc:
@@ -103,8 +110,11 @@ def run(args: argparse.Namespace) -> int:
         )
         if flag
     ]
-    backend = ReferenceBackend.without(*withheld)
-    app = create_app(backend, HostSettings(token=token, sources=sources, limits=limits))
+    backend = ReferenceHost(store=RunStore(limits.max_runs_kept)).without(*withheld)
+    settings = HostSettings(
+        token=token, sources=sources, limits=limits, expose_test_seams=args.expose_test_seams
+    )
+    app = create_app(backend, settings)
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:

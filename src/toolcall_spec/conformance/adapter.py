@@ -8,8 +8,16 @@ v2 HTTP surface. Seams a host may lack return ``None``; a leg that needs a missi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
+
+from toolcall_spec.replay.refusal import RunRefused, RunRequest
+
+RunRefusal = RunRefused
+"""A run the host refused at create: ``status``, ``field`` and the flat error ``envelope`` (the
+one refusal type, here under the name the legs have always used)."""
+
+__all__ = ["HostAdapter", "RunCreated", "RunRefusal", "RunRequest", "WireAnswer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,14 +25,16 @@ class RunCreated:
     """A run the host accepted (and, for the reference host, ran to completion)."""
 
     run_id: str
+    links: dict[str, str] | None = None
+    """The links of the create answer (``eventsUrl``, ``statusUrl``), when there is a wire."""
 
 
 @dataclass(frozen=True, slots=True)
-class RunRefusal:
-    """A run the host refused at create: the HTTP status and the flat error envelope."""
+class WireAnswer:
+    """One raw HTTP answer (for legs that check the wire itself): status and parsed body."""
 
     status: int
-    envelope: dict[str, Any] = field(default_factory=dict)
+    body: Any
 
 
 class HostAdapter(Protocol):
@@ -41,6 +51,19 @@ class HostAdapter(Protocol):
         self, suite: dict[str, Any], *, mode: str = "golden", agent_id: str
     ) -> RunCreated | RunRefusal:
         """Create an eval run of ``suite`` driven by ``agent_id``; return once it is terminal."""
+        ...
+
+    def create_run(self, request: RunRequest) -> RunCreated | RunRefusal:
+        """Create the run ``request`` describes (modes, baseline, fixture runs, RunOptions);
+        return once it is terminal."""
+        ...
+
+    def snapshot(self, run_id: str) -> dict[str, Any]:
+        """The run snapshot (``GET /runs/{runId}``)."""
+        ...
+
+    def raw_get(self, path: str) -> WireAnswer | None:
+        """Seam for wire legs: ``GET path`` exactly as given; ``None`` without a wire."""
         ...
 
     def events(self, run_id: str) -> list[dict[str, Any]]:

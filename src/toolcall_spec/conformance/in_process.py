@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolcall_spec.conformance.adapter import RunCreated, RunRefusal
-from toolcall_spec.replay.host import ReferenceHost, capabilities_without
-from toolcall_spec.replay.refusal import RunRefused
+from toolcall_spec.conformance.adapter import RunCreated, RunRefusal, WireAnswer
+from toolcall_spec.host.reference import ReferenceHost, capabilities_without
+from toolcall_spec.replay.refusal import RunRefused, RunRequest
 
 REFERENCE = "reference"
 RESTRICTED = "reference without fixtureErrors/fixtureMatching"
@@ -32,10 +32,19 @@ class InProcessAdapter:
     def create_eval_run(
         self, suite: dict[str, Any], *, mode: str = "golden", agent_id: str
     ) -> RunCreated | RunRefusal:
+        return self.create_run(RunRequest(suite, agent_id, mode))
+
+    def create_run(self, request: RunRequest) -> RunCreated | RunRefusal:
         try:
-            return RunCreated(self.host.create_run(suite, mode=mode, agent_id=agent_id))
+            return RunCreated(self.host.submit(request))
         except RunRefused as refusal:
-            return RunRefusal(refusal.status, refusal.envelope)
+            return refusal
+
+    def snapshot(self, run_id: str) -> dict[str, Any]:
+        return self.host.record(run_id).snapshot()
+
+    def raw_get(self, path: str) -> WireAnswer | None:
+        return None  # in process there is no wire
 
     def events(self, run_id: str) -> list[dict[str, Any]]:
         return self.host.events(run_id)

@@ -16,8 +16,8 @@ from typing import Any, Literal
 import orjson
 
 from toolcall_spec.conformance.adapter import HostAdapter, RunCreated, RunRefusal
-from toolcall_spec.conformance.fixtures import lists_fixture
 from toolcall_spec.conformance.outcomes import LegFailedError, Outcome, Verdict
+from toolcall_spec.host.fixtures import lists_fixture
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID
 from toolcall_spec.rules import advertises
 

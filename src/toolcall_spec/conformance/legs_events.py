@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from toolcall_spec.conformance.adapter import HostAdapter
-from toolcall_spec.conformance.fixtures import FIXTURE_ERROR, load_fixture
 from toolcall_spec.conformance.leg import FIXTURE_ERRORS, CompletedRun, Context, Leg, is_count
 from toolcall_spec.conformance.legs_replay import C1, POSTURE
 from toolcall_spec.conformance.outcomes import LegFailedError, Verdict, check, passed
 from toolcall_spec.conformance.suites import LOOKUP, REFUND, entry, suite, task
+from toolcall_spec.host.fixtures import FIXTURE_ERROR, load_fixture
+from toolcall_spec.openwop_wire import EVAL_COMPLETED, EVAL_STARTED, RUN_COMPLETED, RUN_STARTED
 from toolcall_spec.validation import validate
 
 
@@ -71,9 +72,9 @@ def log_order(adapter: HostAdapter, ctx: Context) -> Verdict:
     foreign = sorted({str(e.get("runId")) for e in events} - {run.run_id})
     check(not foreign, f"events carry another runId: {foreign}")
     types = [e.get("type") for e in events]
-    check(bool(types) and types[0] == "eval.started", f"the log starts with {types[:1]}")
-    check(types[-1] == "eval.completed", f"the log ends with {types[-1:]}")
-    check(types.count("eval.completed") == 1, "eval.completed appears more than once")
+    check(types[:2] == [RUN_STARTED, EVAL_STARTED], f"the log starts with {types[:2]}")
+    check(types[-2:] == [EVAL_COMPLETED, RUN_COMPLETED], f"the log ends with {types[-2:]}")
+    check(types.count(EVAL_COMPLETED) == 1, "eval.completed appears more than once")
     _check_call_pairs(run)
     scored = [p.get("taskId") for p in run.payloads("eval.scored")]
     task_ids = [t["taskId"] for t in a_suite["tasks"]]
@@ -136,8 +137,8 @@ LEGS = (
     ),
     Leg(
         "toolcall-spec.requirement.events.log-order",
-        "sequence from 0, eval.started first, each call followed by its return, eval.scored per "
-        "task, eval.completed last",
+        "sequence from 0, run.started then eval.started first, each call followed by its "
+        "return, eval.scored per task, eval.completed then run.completed last",
         log_order,
         POSTURE,
     ),

@@ -8,7 +8,6 @@ from typing import Any
 
 from toolcall_spec.catalog import load_schema
 from toolcall_spec.conformance.adapter import HostAdapter, RunCreated, RunRefusal
-from toolcall_spec.conformance.fixtures import FIXTURE_ERROR, load_fixture
 from toolcall_spec.conformance.leg import (
     EVAL_SUITE,
     FIXTURE_ERRORS,
@@ -37,6 +36,7 @@ from toolcall_spec.conformance.suites import (
     suite,
     task,
 )
+from toolcall_spec.host.fixtures import FIXTURE_ERROR, load_fixture
 from toolcall_spec.validation import validate
 
 

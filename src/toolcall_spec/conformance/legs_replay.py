@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolcall_spec.conformance.adapter import HostAdapter
-from toolcall_spec.conformance.fixtures import FIXTURE_ERROR
 from toolcall_spec.conformance.leg import (
     EVAL_SUITE,
     FIXTURE_ERRORS,
@@ -32,6 +31,7 @@ from toolcall_spec.conformance.outcomes import (
     seam_missing,
 )
 from toolcall_spec.conformance.suites import LOOKUP, REFUND, Call, entry, marker_of, suite, task
+from toolcall_spec.host.fixtures import FIXTURE_ERROR
 
 POSTURE = Gate(requires=(EVAL_SUITE,), fixtures=(FIXTURE_ERROR,))
 """A host advertising eval suites in conformance posture (it runs the scripted agent)."""

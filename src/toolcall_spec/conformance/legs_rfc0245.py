@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from toolcall_spec.conformance.adapter import HostAdapter, RunRefusal
-from toolcall_spec.conformance.fixtures import FIXTURE_ERROR, load_fixture
 from toolcall_spec.conformance.leg import (
     EVAL_SUITE,
     FIXTURE_ERRORS,
@@ -20,6 +19,7 @@ from toolcall_spec.conformance.leg import (
 )
 from toolcall_spec.conformance.outcomes import LegFailedError, Verdict, check, passed, seam_missing
 from toolcall_spec.conformance.suites import LOOKUP, entry, entry_member_paths, suite, task
+from toolcall_spec.host.fixtures import FIXTURE_ERROR, load_fixture
 from toolcall_spec.replay.matching import json_equal
 from toolcall_spec.rules import is_tool_error
 

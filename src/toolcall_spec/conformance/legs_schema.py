@@ -6,9 +6,9 @@ import copy
 from typing import Any
 
 from toolcall_spec.conformance.adapter import HostAdapter
-from toolcall_spec.conformance.fixtures import FIXTURE_ERROR, load_fixture
 from toolcall_spec.conformance.leg import Context, Leg
 from toolcall_spec.conformance.outcomes import Verdict, check, passed
+from toolcall_spec.host.fixtures import FIXTURE_ERROR, load_fixture
 from toolcall_spec.paths import format_path
 from toolcall_spec.validation import validate
 

@@ -4,8 +4,10 @@ A host fetches suites by reference (``evalSuiteRef``): a suite that is exactly a
 the host lists in discovery ``fixtures`` is sent as that id (the host's seeded copy), any other
 suite as a ``data:application/json;base64`` URI, so no shared storage is needed. A created run is
 long-polled until it is terminal.
-Seams that are not part of OpenWOP are read from this package's documented vendor paths; a host
-that lacks them (404) yields ``None``, which makes the legs that need them inapplicable.
+Paths, headers, the id projection and the seams' vendor keys come from
+``toolcall_spec.openwop_wire``, the module the server uses too. Seams that are not part of
+OpenWOP (a host started with its test seams on) are read from this package's documented vendor
+keys; a host that lacks them yields ``None``, which makes the legs that need them inapplicable.
 
 Needs only ``httpx`` (part of the ``http`` extra), not the server side.
 """
@@ -16,17 +18,25 @@ import base64
 import time
 from types import TracebackType
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 import orjson
 
-from toolcall_spec.conformance.adapter import RunCreated, RunRefusal
-from toolcall_spec.conformance.fixtures import fixture_id_of, lists_fixture, load_fixture
+from toolcall_spec.conformance.adapter import RunCreated, RunRefusal, RunRequest, WireAnswer
+from toolcall_spec.host.fixtures import fixture_id_of, lists_fixture, load_fixture
+from toolcall_spec.openwop_wire import (
+    DISCOVERY_PATH,
+    EVAL_SUMMARY,
+    LIVE_INVOCATIONS_PATH,
+    POLL,
+    PROTOCOL_VERSION,
+    RUNS_PATH,
+    SEAMS_EXTENSION,
+    VERSION_HEADER,
+    run_path,
+)
 
 DEFAULT_EVAL_MODE = "golden"
-LIVE_INVOCATIONS_PATH = "/x-toolcall-spec/live-invocations"
-VENDOR_KEY = "x-toolcall-spec"
 
 
 NOT_A_VERDICT = frozenset({401, 403, 407, 429})
@@ -61,7 +71,7 @@ class HttpAdapter:
         self.name = base_url.rstrip("/")
         self.poll_timeout = poll_timeout
         self.run_deadline = run_deadline
-        headers = {"Accept": "application/json", "OpenWOP-Version": "2.0"}
+        headers = {"Accept": "application/json", VERSION_HEADER: PROTOCOL_VERSION}
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self._client = httpx.Client(
@@ -90,31 +100,39 @@ class HttpAdapter:
 
     def capabilities(self) -> dict[str, Any]:
         if self._capabilities is None:
-            self._capabilities = self._json_object(self._get("/.well-known/openwop"), 200)
+            self._capabilities = self._json_object(self._get(DISCOVERY_PATH), 200)
         return self._capabilities
 
     def create_eval_run(
         self, suite: dict[str, Any], *, mode: str = DEFAULT_EVAL_MODE, agent_id: str
     ) -> RunCreated | RunRefusal:
-        body: dict[str, Any] = {
-            "mode": "eval",
-            "evalSuiteRef": suite_data_uri(suite),
-            "agentId": agent_id,
-        }
-        if mode != DEFAULT_EVAL_MODE:
-            body["evalMode"] = mode  # only when needed: other hosts may not know the member
-        response = self._post_run(orjson.dumps(body))
+        return self.create_run(RunRequest(suite, agent_id, mode))
+
+    def create_run(self, request: RunRequest) -> RunCreated | RunRefusal:
+        response = self._post_run(orjson.dumps(create_body(request)))
         if response.status_code in NOT_A_VERDICT:
             message = _envelope(response).get("message", response.reason_phrase)
             raise HostError(f"{self.name}: POST /runs answered {response.status_code}: {message}")
         if 400 <= response.status_code < 500 or response.status_code == 501:
-            return RunRefusal(response.status_code, _envelope(response))
+            return RunRefusal.from_envelope(response.status_code, _envelope(response))
         created = self._json_object(response, 201)
         run_id = created.get("runId")
         if not isinstance(run_id, str) or not run_id:
             raise HostError(f"{self.name}: POST /runs answered 201 without a runId")
         self._wait_until_terminal(run_id)
-        return RunCreated(run_id)
+        links = {k: v for k, v in created.items() if k.endswith("Url") and isinstance(v, str)}
+        return RunCreated(run_id, links)
+
+    def snapshot(self, run_id: str) -> dict[str, Any]:
+        return self._json_object(self._get(run_path(run_id)), 200)
+
+    def raw_get(self, path: str) -> WireAnswer:
+        response = self._get(path)
+        try:
+            body = orjson.loads(response.content) if response.content else None
+        except orjson.JSONDecodeError:
+            body = response.text
+        return WireAnswer(response.status_code, body)
 
     def events(self, run_id: str) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []
@@ -131,12 +149,12 @@ class HttpAdapter:
                 raise HostError(f"{self.name}: run {run_id} is not terminal yet")
 
     def summary(self, run_id: str) -> dict[str, Any]:
-        return self._json_object(self._get(f"{_run_path(run_id)}/eval-summary"), 200)
+        return self._json_object(self._get(run_path(run_id, EVAL_SUMMARY)), 200)
 
     def agent_output(self, run_id: str) -> dict[str, list[dict[str, Any]]] | None:
-        snapshot = self._json_object(self._get(_run_path(run_id)), 200)
-        vendor = snapshot.get(VENDOR_KEY)
-        output = vendor.get("agentOutput") if isinstance(vendor, dict) else None
+        extensions = self.snapshot(run_id).get("extensions")
+        seams = extensions.get(SEAMS_EXTENSION) if isinstance(extensions, dict) else None
+        output = seams.get("agentOutput") if isinstance(seams, dict) else None
         return output if isinstance(output, dict) else None
 
     def live_invocations(self) -> dict[str, int] | None:
@@ -164,7 +182,7 @@ class HttpAdapter:
         """``POST /runs``, retried a few times while the host answers 429 (busy)."""
         for _ in range(BUSY_RETRIES):
             response = self._request(
-                "POST", "/runs", content=body, headers={"Content-Type": "application/json"}
+                "POST", RUNS_PATH, content=body, headers={"Content-Type": "application/json"}
             )
             if response.status_code != 429:
                 return response
@@ -186,7 +204,7 @@ class HttpAdapter:
         params: dict[str, Any] = {"afterSequence": after}
         if timeout is not None:
             params["timeout"] = timeout
-        page = self._json_object(self._get(f"{_run_path(run_id)}/events/poll", params=params), 200)
+        page = self._json_object(self._get(run_path(run_id, POLL), params=params), 200)
         if not isinstance(page.get("events"), list):
             raise HostError(f"{self.name}: the poll answer for {run_id} has no events array")
         return page
@@ -222,8 +240,25 @@ def _retry_after(response: httpx.Response) -> float:
         return 1.0
 
 
-def _run_path(run_id: str) -> str:
-    return f"/runs/{quote(run_id, safe='')}"
+def create_body(request: RunRequest) -> dict[str, Any]:
+    """The ``POST /runs`` body for ``request``: the suite by ``data:`` URI, and each optional
+    member only when the request asks for it (a host without RFC 0251/0252 does not know them;
+    ``evalMode`` is this package's member for one mode on such a host)."""
+    body: dict[str, Any] = {
+        "mode": "eval",
+        "evalSuiteRef": suite_data_uri(request.suite),
+        "agentId": request.agent_id,
+    }
+    if request.modes is not None:
+        body["evalModes"] = list(request.modes)
+    elif request.mode != DEFAULT_EVAL_MODE:
+        body["evalMode"] = request.mode
+    if request.baseline_run_id is not None:
+        body["baselineRunId"] = request.baseline_run_id
+    if request.fixture_runs is not None:
+        body["fixtureRuns"] = dict(request.fixture_runs)
+    body.update(request.options)
+    return body
 
 
 def _sequence(event: Any, host: str) -> int:

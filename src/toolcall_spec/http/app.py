@@ -1,15 +1,20 @@
-"""The reference host as an ASGI application (starlette): the OpenWOP v2 HTTP surface of a host
-that runs eval suites, plus two documented vendor seams for conformance.
+"""A host port (``toolcall_spec.host``) as an ASGI application (starlette): the OpenWOP v2 HTTP
+surface of a host that runs eval suites. Paths, headers, id projection, the error envelope and
+event names come from ``toolcall_spec.openwop_wire``.
 
 Routes (every one but discovery behind the bearer token when one is configured):
 
 - ``GET  /.well-known/openwop``               discovery (ETag, ``If-None-Match`` -> 304)
 - ``POST /runs``                              create an eval run -> 201
-- ``GET  /runs/{runId}``                      snapshot (+ seam ``x-toolcall-spec.agentOutput``)
+- ``GET  /runs/{runId}``                      run snapshot
 - ``GET  /runs/{runId}/events/poll``          long poll (``afterSequence``, ``timeout``)
-- ``GET  /runs/{runId}/events``               Server-Sent Events
+- ``GET  /runs/{runId}/events``               Server-Sent Events, ending on the terminal event
 - ``GET  /runs/{runId}/eval-summary``         200, 409 while running
-- ``GET  /x-toolcall-spec/live-invocations``  seam: live tool invocation counts
+
+``{runId}`` is accepted projected (``local~2F...``), percent-encoded or as two segments; every
+link the host emits is projected. With the test seams on (``HostSettings.expose_test_seams``, off
+by default) the snapshot also carries what the scripted agent received under
+``extensions["toolcall-spec.test-seams"]`` and ``GET /x-toolcall-spec/live-invocations`` answers.
 """
 
 from __future__ import annotations
@@ -30,24 +35,30 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from toolcall_spec.host.port import HostPort, owner_for
 from toolcall_spec.http.auth import BearerAuth
-from toolcall_spec.http.discovery import VERSION_HEADER, ServedDocument, check_version
+from toolcall_spec.http.discovery import ServedDocument, check_version
 from toolcall_spec.http.errors import STATUS_CODES, ApiError, invalid
 from toolcall_spec.http.limits import Limits
-from toolcall_spec.http.params import (
-    CreateRun,
-    after_sequence,
-    parse_create_run,
-    poll_timeout,
-    run_path_candidates,
-)
-from toolcall_spec.http.responses import PROTOCOL_HEADERS, error_response, json_response
-from toolcall_spec.http.runs import Refusal, RunBackend, RunGate, RunRecord, RunRegistry
+from toolcall_spec.http.params import CreateRun, after_sequence, parse_create_run, poll_timeout
+from toolcall_spec.http.responses import error_response, json_response
+from toolcall_spec.http.runs import RunGate, RunRegistry, ServedRun
 from toolcall_spec.http.suite_refs import SuiteSources, conformance_fixtures, resolve_suite_ref
-
-VENDOR_KEY = "x-toolcall-spec"
-"""The vendor member (OpenWOP's ``x-`` hatch) carrying this host's seams in a run snapshot."""
-LIVE_INVOCATIONS_PATH = "/x-toolcall-spec/live-invocations"
+from toolcall_spec.openwop_wire import (
+    DISCOVERY_PATH,
+    EVAL_SUMMARY,
+    EVENTS,
+    LIVE_INVOCATIONS_PATH,
+    POLL,
+    PROTOCOL_HEADERS,
+    RUNS_PATH,
+    SEAMS_EXTENSION,
+    TRANSPORT_REST,
+    VERSION_HEADER,
+    run_links,
+    run_path_readings,
+)
+from toolcall_spec.replay.refusal import RunRefused, RunRequest
 
 
 @dataclass(frozen=True)
@@ -61,9 +72,12 @@ class HostSettings:
     tenant: str = "local"
     gate: RunGate | None = None
     new_opaque_id: Callable[[], str] | None = None
+    expose_test_seams: bool = False
+    """Serve what the scripted agent received (in the snapshot's ``extensions``) and the live
+    invocation counts. Off by default: it quotes recorded fixture payloads."""
 
 
-def create_app(backend: RunBackend, settings: HostSettings | None = None) -> Starlette:
+def create_app(backend: HostPort, settings: HostSettings | None = None) -> Starlette:
     """The ASGI app serving ``backend``; the discovery document is read once, here."""
     settings = settings or HostSettings()
     registry = RunRegistry(
@@ -85,9 +99,9 @@ def create_app(backend: RunBackend, settings: HostSettings | None = None) -> Sta
     middleware = [Middleware(BearerAuth, token=settings.token)] if settings.token else []
     app = Starlette(
         routes=[
-            Route("/.well-known/openwop", handlers.discovery, methods=["GET"]),
-            Route("/runs", handlers.create_run, methods=["POST"]),
-            Route("/runs/{rest:path}", handlers.run_resource, methods=["GET"]),
+            Route(DISCOVERY_PATH, handlers.discovery, methods=["GET"]),
+            Route(RUNS_PATH, handlers.create_run, methods=["POST"]),
+            Route(f"{RUNS_PATH}/{{rest:path}}", handlers.run_resource, methods=["GET"]),
             Route(LIVE_INVOCATIONS_PATH, handlers.live_invocations, methods=["GET"]),
         ],
         middleware=middleware,
@@ -102,10 +116,10 @@ def create_app(backend: RunBackend, settings: HostSettings | None = None) -> Sta
     return app
 
 
-def _discovery(backend: RunBackend, sources: SuiteSources) -> ServedDocument:
+def _discovery(backend: HostPort, sources: SuiteSources) -> ServedDocument:
     """The backend's document, with ``fixtures`` listing exactly the ids this app can resolve:
     advertise only what is implemented."""
-    document = dict(backend.capabilities())
+    document = dict(backend.discovery())
     document.pop("fixtures", None)
     if sources.fixtures:
         document["fixtures"] = sorted(sources.fixtures)
@@ -115,7 +129,7 @@ def _discovery(backend: RunBackend, sources: SuiteSources) -> ServedDocument:
 class _Handlers:
     def __init__(
         self,
-        backend: RunBackend,
+        backend: HostPort,
         registry: RunRegistry,
         settings: HostSettings,
         document: ServedDocument,
@@ -142,55 +156,75 @@ class _Handlers:
         check_version(request.headers.get(VERSION_HEADER))
         _require_json(request)
         body = parse_create_run(await _read_body(request, self.limits.max_body_bytes))
-        suite, refusal = await anyio.to_thread.run_sync(self._prepare, body)
+        run_request, refusal = await anyio.to_thread.run_sync(self._prepare, body)
         if refusal is not None:
             return json_response(refusal.envelope, refusal.status)
-        record = self.registry.create(suite, mode=body.eval_mode, agent_id=body.agent_id)
-        urls = _urls(record.run_id)
+        run = self.registry.create(run_request)
+        links = run_links(run.run_id)
         return json_response(
             {
-                "runId": record.run_id,
-                "status": record.status,
-                "eventsUrl": urls["eventsUrl"],
-                "statusUrl": urls["statusUrl"],
+                "runId": run.run_id,
+                "status": run.status,
+                "eventsUrl": links["eventsUrl"],
+                "statusUrl": links["statusUrl"],
             },
             201,
-            {"Location": urls["statusUrl"]},
+            {"Location": links["statusUrl"]},
         )
 
-    def _prepare(self, body: CreateRun) -> tuple[dict[str, Any], Refusal | None]:
+    def _prepare(self, body: CreateRun) -> tuple[RunRequest, RunRefused | None]:
         """Off the event loop, in one thread hop: read the suite (a file, a large data: URI),
-        then the run-create checks (schema validation of the whole suite)."""
+        then the run-create checks (the one schema validation of the suite for this run)."""
         suite = resolve_suite_ref(
             body.eval_suite_ref, self.settings.sources, max_bytes=self.limits.max_suite_bytes
         )
-        return suite, self.backend.check(suite, mode=body.eval_mode, agent_id=body.agent_id)
+        run_request = RunRequest(
+            suite,
+            body.agent_id,
+            body.eval_mode,
+            body.eval_modes,
+            body.baseline_run_id,
+            body.fixture_runs,
+            body.options,
+            owner_for(self.settings.tenant, self.settings.token),
+            TRANSPORT_REST,
+        )
+        return run_request, self.backend.check(run_request)
 
     async def run_resource(self, request: Request) -> Response:
         check_version(request.headers.get(VERSION_HEADER))
-        record, rest = self._find_run(request)
+        run, rest = self._find_run(request)
         if rest == "":
-            return json_response(_snapshot(record))
-        if rest == "events/poll":
-            return await self._poll(request, record)
-        if rest == "events":
-            return self._stream(request, record)
-        if rest == "eval-summary":
-            return _summary(record)
+            return json_response(self._snapshot(run))
+        if rest == POLL:
+            return await self._poll(request, run)
+        if rest == EVENTS:
+            return self._stream(request, run)
+        if rest == EVAL_SUMMARY:
+            return _summary(run)
         raise ApiError(404, "not_found", "no such run resource")
 
+    def _snapshot(self, run: ServedRun) -> dict[str, Any]:
+        snapshot = run.snapshot()
+        if self.settings.expose_test_seams and run.record is not None:
+            seams = {"agentOutput": run.record.agent_output}
+            snapshot["extensions"] = {SEAMS_EXTENSION: seams}
+        return snapshot
+
     async def live_invocations(self, _: Request) -> Response:
+        if not self.settings.expose_test_seams:
+            raise ApiError(404, "not_found", "this host does not expose its test seams")
         counts = await anyio.to_thread.run_sync(self.backend.live_invocations)
         if counts is None:
             raise ApiError(404, "not_found", "this host does not expose live invocation counts")
         return json_response({"liveInvocations": counts})
 
-    def _find_run(self, request: Request) -> tuple[RunRecord, str]:
+    def _find_run(self, request: Request) -> tuple[ServedRun, str]:
         raw = _raw_path(request)
-        for run_id, rest in run_path_candidates(raw):
-            record = self.registry.get(run_id)
-            if record is not None:
-                return record, rest
+        for run_id, rest in run_path_readings(raw):
+            run = self.registry.get(run_id)
+            if run is not None:
+                return run, rest
         raise ApiError(
             404,
             "not_found",
@@ -198,29 +232,29 @@ class _Handlers:
             "evicted: this host keeps the most recent runs only)",
         )
 
-    async def _poll(self, request: Request, record: RunRecord) -> Response:
+    async def _poll(self, request: Request, run: ServedRun) -> Response:
         after = after_sequence(request.query_params.get("afterSequence"))
         timeout = poll_timeout(
             request.query_params.get("timeout"),
             self.limits.min_poll_timeout,
             self.limits.max_poll_timeout,
         )
-        events = record.events_after(after, self.limits.max_events_per_poll)
-        if not events and not record.is_terminal and timeout > 0:
+        events = run.events_after(after, self.limits.max_events_per_poll)
+        if not events and not run.is_terminal and timeout > 0:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(record.done.wait(), timeout)
-            events = record.events_after(after, self.limits.max_events_per_poll)
+                await asyncio.wait_for(run.done.wait(), timeout)
+            events = run.events_after(after, self.limits.max_events_per_poll)
         return json_response(
             {
-                "runId": record.run_id,
+                "runId": run.run_id,
                 "events": events,
                 "lastSequence": events[-1]["sequence"] if events else -1,
-                "status": record.status,
-                "isTerminal": record.is_terminal,
+                "status": run.status,
+                "isTerminal": run.is_terminal,
             }
         )
 
-    def _stream(self, request: Request, record: RunRecord) -> Response:
+    def _stream(self, request: Request, run: ServedRun) -> Response:
         start = request.headers.get("last-event-id") or request.query_params.get("afterSequence")
         field_name = "Last-Event-ID" if request.headers.get("last-event-id") else "afterSequence"
         try:
@@ -228,25 +262,25 @@ class _Handlers:
         except ApiError:
             raise invalid(field_name, f"must be an integer >= -1, not {start!r}") from None
         return StreamingResponse(
-            _sse(record, after, self.limits.sse_keepalive_seconds),
+            _sse(run, after, self.limits.sse_keepalive_seconds),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **PROTOCOL_HEADERS},
         )
 
 
-async def _sse(record: RunRecord, after: int, keepalive: float) -> AsyncIterator[bytes]:
+async def _sse(run: ServedRun, after: int, keepalive: float) -> AsyncIterator[bytes]:
     """Every event past ``after`` as ``id:``/``event:``/``data:`` frames; the stream ends when the
     run is terminal and everything was sent. A comment line keeps an idle stream open."""
     yield b"retry: 1000\n\n"
     while True:
-        events = record.events_after(after, 1 << 30)
+        events = run.events_after(after, 1 << 30)
         for event in events:
             yield sse_frame(event)
             after = int(event["sequence"])
-        if record.is_terminal:
+        if run.is_terminal:
             return
         try:
-            await asyncio.wait_for(record.done.wait(), keepalive)
+            await asyncio.wait_for(run.done.wait(), keepalive)
         except asyncio.TimeoutError:
             yield b": keep-alive\n\n"
 
@@ -261,59 +295,22 @@ def sse_frame(event: Mapping[str, Any]) -> bytes:
     )
 
 
-def _snapshot(record: RunRecord) -> dict[str, Any]:
-    snapshot: dict[str, Any] = {
-        "runId": record.run_id,
-        "mode": "eval",
-        "agentId": record.agent_id,
-        "evalMode": record.eval_mode,
-        "status": record.status,
-        "isTerminal": record.is_terminal,
-        "createdAt": record.created_at,
-        **_urls(record.run_id),
-    }
-    for key, value in (
-        ("suiteId", record.suite_id),
-        ("suiteVersion", record.suite_version),
-        ("finishedAt", record.finished_at),
-        ("error", record.error),
-    ):
-        if value is not None:
-            snapshot[key] = value
-    if record.outcome is not None:
-        snapshot["eventCount"] = len(record.outcome.events)
-        if record.outcome.agent_output is not None:
-            snapshot[VENDOR_KEY] = {"agentOutput": record.outcome.agent_output}
-    return snapshot
-
-
-def _summary(record: RunRecord) -> Response:
-    if record.status == "running":
+def _summary(run: ServedRun) -> Response:
+    if run.status == "running":
         raise ApiError(
             409,
             "conflict",
             "the run is still running; its eval summary exists once it is terminal",
-            {"status": record.status},
+            {"status": run.status},
         )
-    if record.outcome is None:
+    if run.record is None:
         raise ApiError(
             409,
             "conflict",
-            f"the run is {record.status} and produced no eval summary",
-            {"status": record.status},
+            f"the run is {run.status} and produced no eval summary",
+            {"status": run.status},
         )
-    if record.outcome.summary is None:
-        raise ApiError(404, "not_found", "this run is not an eval run: it has no eval summary")
-    return json_response(record.outcome.summary)
-
-
-def _urls(run_id: str) -> dict[str, str]:
-    base = f"/runs/{quote(run_id, safe='')}"
-    return {
-        "statusUrl": base,
-        "eventsUrl": f"{base}/events",
-        "evalSummaryUrl": f"{base}/eval-summary",
-    }
+    return json_response(run.record.summary)
 
 
 def _raw_path(request: Request) -> str:

@@ -10,9 +10,9 @@ from typing import Any
 import orjson
 
 from toolcall_spec.http.errors import invalid
+from toolcall_spec.openwop_wire import PROTOCOL_VERSION, SUPPORTED_MAJOR, VERSION_HEADER
 
-SUPPORTED_MAJOR = "2"
-VERSION_HEADER = "OpenWOP-Version"
+__all__ = ["VERSION_HEADER", "ServedDocument", "check_version"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,6 @@ def check_version(requested: str | None) -> None:
     if major != SUPPORTED_MAJOR:
         raise invalid(
             VERSION_HEADER,
-            f"this host speaks OpenWOP 2.0 only, not {requested!r}",
-            supported=["2.0"],
+            f"this host speaks OpenWOP {PROTOCOL_VERSION} only, not {requested!r}",
+            supported=[PROTOCOL_VERSION],
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-VALIDATION_ERROR = "validation_error"
+from toolcall_spec.openwop_wire import VALIDATION_ERROR, error_envelope
 
 
 @dataclass(eq=False)
@@ -27,12 +27,8 @@ class ApiError(Exception):
         return envelope(self.code, self.message, self.details)
 
 
-def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The flat error envelope; ``details`` only when there is something in it."""
-    body: dict[str, Any] = {"error": code, "message": message}
-    if details:
-        body["details"] = details
-    return body
+envelope = error_envelope
+"""The flat error envelope (``toolcall_spec.openwop_wire.error_envelope``)."""
 
 
 def invalid(field_name: str, message: str, **details: Any) -> ApiError:

@@ -4,15 +4,59 @@ id inside a path. Each problem is a ``400 validation_error`` naming the field.""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
 
 from toolcall_spec.http.errors import invalid
 from toolcall_spec.loading import DocumentError, parse_json
-from toolcall_spec.paths import ROOT
+from toolcall_spec.openwop_wire import run_path_readings
+from toolcall_spec.paths import ROOT, format_path
 
 DEFAULT_EVAL_MODE = "golden"
+
+UPSTREAM_MEMBERS = (
+    "mode",
+    "evalSuiteRef",
+    "agentId",
+    "evalModes",
+    "baselineRunId",
+    "fixtureRuns",
+    "configurable",
+    "tags",
+    "metadata",
+)
+"""The create members this host reads as upstream defines them (runs.md §Create, RFC 0251 §B,
+RFC 0252). ``workflowId``, ``inputs``, ``tenantId``, ``scopeId``, ``residency`` and
+``callbackUrl`` belong to workflow runs, which this host does not run."""
+VENDOR_MEMBERS = ("evalMode",)
+"""This package's own member: the one mode of a run on a host without RFC 0251."""
+CREATE_MEMBERS = UPSTREAM_MEMBERS + VENDOR_MEMBERS
+WORKFLOW_MEMBERS = ("workflowId", "inputs", "tenantId", "scopeId", "residency", "callbackUrl")
+MAX_TAGS = 100
+MAX_TAG_LENGTH = 256
+CONFIGURABLE_SECTIONS: dict[str, frozenset[str] | None] = {
+    "run": frozenset(
+        {"recursionLimit", "runTimeoutMs", "maxLoopIterations", "escalationThreshold"}
+    ),
+    "ai": frozenset(
+        {
+            "provider",
+            "model",
+            "temperature",
+            "maxTokens",
+            "credentialRef",
+            "promptOverrides",
+            "mockProvider",
+            "reasoningVerbosity",
+            "maxRefusals",
+        }
+    ),
+    "distillation": frozenset({"tokenBudget"}),
+    "budget": None,
+    "extensions": None,
+}
+"""``configurable.schema.json``'s sections and their keys (runs.md §Run options); ``None``: the
+section's keys are not listed (``budget`` is a budget policy, ``extensions`` is keyed by org)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,11 +66,11 @@ class CreateRun:
     eval_suite_ref: str
     agent_id: str
     eval_mode: str = DEFAULT_EVAL_MODE
-
-
-CREATE_MEMBERS = ("mode", "evalSuiteRef", "agentId", "evalMode")
-"""The closed body: ``mode`` (``eval``), ``evalSuiteRef``, ``agentId`` required; ``evalMode``
-(the suite mode to run, default ``golden``) optional."""
+    eval_modes: tuple[str, ...] | None = None
+    baseline_run_id: str | None = None
+    fixture_runs: dict[str, str] | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    """The RunOptions members as sent: ``configurable``, ``tags``, ``metadata``."""
 
 
 def parse_create_run(raw: bytes) -> CreateRun:
@@ -37,6 +81,8 @@ def parse_create_run(raw: bytes) -> CreateRun:
     if not isinstance(body, dict):
         raise invalid(ROOT, "the body must be a JSON object")
     for name in body:
+        if name in WORKFLOW_MEMBERS:
+            raise invalid(name, 'this host runs eval runs only (mode "eval"), not workflows')
         if name not in CREATE_MEMBERS:
             raise invalid(name, f"unknown member; a run create takes {', '.join(CREATE_MEMBERS)}")
     mode = _required_string(body, "mode")
@@ -45,8 +91,16 @@ def parse_create_run(raw: bytes) -> CreateRun:
     eval_mode = body.get("evalMode", DEFAULT_EVAL_MODE)
     if not isinstance(eval_mode, str) or not eval_mode:
         raise invalid("evalMode", 'must be a non-empty string such as "golden"')
+    if "evalMode" in body and "evalModes" in body:
+        raise invalid("evalMode", "send evalModes or evalMode, not both")
     return CreateRun(
-        _required_string(body, "evalSuiteRef"), _required_string(body, "agentId"), eval_mode
+        _required_string(body, "evalSuiteRef"),
+        _required_string(body, "agentId"),
+        eval_mode,
+        _eval_modes(body),
+        _optional_string(body, "baselineRunId"),
+        _fixture_runs(body),
+        _run_options(body),
     )
 
 
@@ -57,6 +111,83 @@ def _required_string(body: dict[str, Any], name: str) -> str:
     if not isinstance(value, str) or not value:
         raise invalid(name, "must be a non-empty string")
     return value
+
+
+def _optional_string(body: dict[str, Any], name: str) -> str | None:
+    return _required_string(body, name) if name in body else None
+
+
+def _eval_modes(body: dict[str, Any]) -> tuple[str, ...] | None:
+    if "evalModes" not in body:
+        return None
+    modes = body["evalModes"]
+    if not isinstance(modes, list) or not all(isinstance(m, str) and m for m in modes):
+        raise invalid("evalModes", "must be an array of eval mode names")
+    return tuple(modes)
+
+
+def _fixture_runs(body: dict[str, Any]) -> dict[str, str] | None:
+    if "fixtureRuns" not in body:
+        return None
+    runs = body["fixtureRuns"]
+    if not isinstance(runs, dict):
+        raise invalid("fixtureRuns", "must be an object {taskId: runId}")
+    for task_id, run_id in runs.items():
+        if not isinstance(run_id, str) or not run_id:
+            raise invalid(format_path(["fixtureRuns", task_id]), "must be a run id (a string)")
+    return dict(runs)
+
+
+def _run_options(body: dict[str, Any]) -> dict[str, Any]:
+    """The RunOptions members, checked (runs.md §Run options) and kept exactly as sent."""
+    options: dict[str, Any] = {}
+    if "configurable" in body:
+        _check_configurable(body["configurable"])
+        options["configurable"] = body["configurable"]
+    if "tags" in body:
+        _check_tags(body["tags"])
+        options["tags"] = body["tags"]
+    if "metadata" in body:
+        if not isinstance(body["metadata"], dict):
+            raise invalid("metadata", "must be a JSON object")
+        options["metadata"] = body["metadata"]
+    return options
+
+
+def _check_tags(tags: Any) -> None:
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        raise invalid("tags", "must be an array of strings")
+    if len(tags) > MAX_TAGS:
+        raise invalid("tags", f"at most {MAX_TAGS} tags, not {len(tags)}")
+    for index, tag in enumerate(tags):
+        if len(tag) > MAX_TAG_LENGTH:
+            raise invalid(format_path(["tags", index]), f"at most {MAX_TAG_LENGTH} characters")
+
+
+def _check_configurable(configurable: Any) -> None:
+    """Closed and versioned: ``version`` 1, known sections, known keys in listed sections. The
+    reference host reaches no AI provider, so it accepts none (it does not advertise
+    ``aiProviders``)."""
+    if not isinstance(configurable, dict):
+        raise invalid("configurable", "must be a JSON object")
+    if configurable.get("version") != 1 or isinstance(configurable.get("version"), bool):
+        raise invalid("configurable.version", "required, and 1")
+    for section, value in configurable.items():
+        if section == "version":
+            continue
+        if section not in CONFIGURABLE_SECTIONS:
+            raise invalid(format_path(["configurable", section]), "unknown section")
+        if not isinstance(value, dict):
+            raise invalid(format_path(["configurable", section]), "must be a JSON object")
+        keys = CONFIGURABLE_SECTIONS[section]
+        for key in value:
+            if keys is not None and key not in keys:
+                raise invalid(format_path(["configurable", section, key]), "unknown key")
+    provider = configurable.get("ai", {}).get("provider")
+    if provider is not None:
+        raise invalid(
+            "configurable.ai.provider", "this host does not advertise aiProviders: it calls none"
+        )
 
 
 def after_sequence(raw: str | None) -> int:
@@ -87,18 +218,7 @@ def poll_timeout(raw: str | None, low: float, high: float) -> float:
     return value
 
 
-def run_path_candidates(raw_path: str, prefix: str = "/runs/") -> list[tuple[str, str]]:
-    """The ``(run id, rest)`` readings of the raw, still percent-encoded path of a run resource;
-    ``rest`` is ``""``, ``events``, ``events/poll`` or ``eval-summary``.
-
-    A run id ``<tenant>/<opaque>`` is one segment when encoded (``local%2Fab12``): decoding the
-    path first, as routers do, would cut it in two. The unencoded two-segment form
-    (``/runs/local/ab12``) is the second reading, tried when the first names no run."""
-    if not raw_path.startswith(prefix):
-        return []
-    segments = raw_path[len(prefix) :].split("/")
-    first = unquote(segments[0])
-    readings = [(first, "/".join(segments[1:]))]
-    if "/" not in first and len(segments) > 1:
-        readings.append((f"{first}/{unquote(segments[1])}", "/".join(segments[2:])))
-    return readings
+def run_path_candidates(raw_path: str) -> list[tuple[str, str]]:
+    """The ``(run id, rest)`` readings of a run resource's raw path (see
+    :func:`toolcall_spec.openwop_wire.run_path_readings`)."""
+    return run_path_readings(raw_path)

@@ -8,10 +8,11 @@ import orjson
 from starlette.responses import Response
 
 from toolcall_spec.http.errors import ApiError
+from toolcall_spec.openwop_wire import PROTOCOL_HEADERS
+
+__all__ = ["JSON", "PROTOCOL_HEADERS", "error_response", "json_response"]
 
 JSON = "application/json"
-PROTOCOL_HEADERS = {"OpenWOP-Version": "2.0"}
-"""Sent on every answer: the protocol major this host speaks."""
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:

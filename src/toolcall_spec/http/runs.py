@@ -17,75 +17,59 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
+from toolcall_spec.host.port import HostPort
+from toolcall_spec.host.store import RunRecord, run_snapshot
 from toolcall_spec.http.errors import ApiError
 from toolcall_spec.http.limits import Limits
+from toolcall_spec.openwop_wire import RUN_FAILED, RUN_STARTED, TERMINAL_STATUSES
+from toolcall_spec.replay.events import EventLog, utc_now
+from toolcall_spec.replay.refusal import RunRequest
 
 RunStatus = Literal["running", "completed", "failed"]
-TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """A run the host refuses at create: the status and the flat envelope to answer with."""
-
-    status: int
-    envelope: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class RunOutcome:
-    """What a finished run produced."""
-
-    events: list[dict[str, Any]]
-    summary: dict[str, Any] | None
-    agent_output: dict[str, list[dict[str, Any]]] | None = None
-
-
-class RunBackend(Protocol):
-    """What executes runs: the reference host, or a test double."""
-
-    def capabilities(self) -> dict[str, Any]:
-        """The discovery document."""
-        ...
-
-    def check(self, suite: dict[str, Any], *, mode: str, agent_id: str) -> Refusal | None:
-        """The run-create checks alone (fast): the refusal, or ``None`` when the run may start."""
-        ...
-
-    def execute(
-        self, run_id: str, suite: dict[str, Any], *, mode: str, agent_id: str
-    ) -> RunOutcome:
-        """Run to completion (blocking, on a worker thread); the events carry ``run_id``."""
-        ...
-
-    def live_invocations(self) -> dict[str, int] | None:
-        """Seam: per live tool, how often it was invoked; ``None`` when not exposed."""
-        ...
 
 
 @dataclass(eq=False)
-class RunRecord:
+class ServedRun:
+    """A run as the server tracks it: what the create asked, its status, and its one record
+    (:class:`~toolcall_spec.host.store.RunRecord`) once the host finished it."""
+
     run_id: str
-    agent_id: str
-    eval_mode: str
-    suite_id: str | None
-    suite_version: str | None
+    request: RunRequest
+    workflow_id: str
+    owner: dict[str, Any]
     created_at: str
     status: RunStatus = "running"
     finished_at: str | None = None
-    outcome: RunOutcome | None = None
+    record: RunRecord | None = None
     error: dict[str, Any] | None = None
+    failure_log: list[dict[str, Any]] = field(default_factory=list)
+    """The log of a run whose execution failed: ``run.started`` then ``run.failed``."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def is_terminal(self) -> bool:
-        return self.status in TERMINAL
+        return self.status in TERMINAL_STATUSES
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        return self.outcome.events if self.outcome else []
+        return self.record.events if self.record else self.failure_log
+
+    def snapshot(self) -> dict[str, Any]:
+        """``GET /runs/{runId}``: the record's snapshot once finished, else one from the create."""
+        if self.record is not None:
+            return self.record.snapshot()
+        return run_snapshot(
+            self.run_id,
+            self.workflow_id,
+            self.status,
+            self.owner,
+            options=self.request.options,
+            started_at=self.created_at,
+            completed_at=self.finished_at,
+            error=self.error,
+        )
 
     def events_after(self, sequence: int, limit: int) -> list[dict[str, Any]]:
         """Events with ``sequence`` greater than ``sequence``, at most ``limit`` of them; the log
@@ -106,7 +90,7 @@ class RunRegistry:
 
     def __init__(
         self,
-        backend: RunBackend,
+        backend: HostPort,
         limits: Limits,
         *,
         tenant: str = "local",
@@ -118,36 +102,37 @@ class RunRegistry:
         self.tenant = tenant
         self.gate = gate
         self._new_opaque_id = new_opaque_id or (lambda: uuid.uuid4().hex)
-        self._runs: OrderedDict[str, RunRecord] = OrderedDict()
+        self._runs: OrderedDict[str, ServedRun] = OrderedDict()
+        self._active = 0
         self._executor: ThreadPoolExecutor | None = None
 
-    def get(self, run_id: str) -> RunRecord | None:
+    def get(self, run_id: str) -> ServedRun | None:
         return self._runs.get(run_id)
 
     def __len__(self) -> int:
         return len(self._runs)
 
     def active_count(self) -> int:
-        return sum(1 for run in self._runs.values() if not run.is_terminal)
+        return self._active
 
-    def create(self, suite: dict[str, Any], *, mode: str, agent_id: str) -> RunRecord:
+    def create(self, request: RunRequest) -> ServedRun:
         """Register a run and start it on a worker; :class:`ApiError` (429) past a limit. The
-        run-create checks must have passed already (:meth:`RunBackend.check`)."""
+        run-create checks must have passed already (:meth:`HostPort.check`)."""
         self._make_room()
         run_id = f"{self.tenant}/{self._new_opaque_id()}"
-        record = RunRecord(
+        run = ServedRun(
             run_id=run_id,
-            agent_id=agent_id,
-            eval_mode=mode,
-            suite_id=_str_or_none(suite.get("suiteId")),
-            suite_version=_str_or_none(suite.get("version")),
+            request=request,
+            workflow_id=str(request.suite.get("suiteId", "eval")),
+            owner=dict(request.owner or {}),
             created_at=now(),
         )
-        self._runs[run_id] = record
+        self._runs[run_id] = run
+        self._active += 1
         loop = asyncio.get_running_loop()
-        future = self._pool().submit(self._execute, run_id, suite, mode, agent_id)
-        future.add_done_callback(lambda done: _in_loop(loop, self._finish, record, done))
-        return record
+        future = self._pool().submit(self._execute, run_id, request)
+        future.add_done_callback(lambda done: _in_loop(loop, self._finish, run, done))
+        return run
 
     def shutdown(self) -> None:
         if self._executor is not None:
@@ -173,22 +158,25 @@ class RunRegistry:
                 )
             del self._runs[oldest]
 
-    def _execute(self, run_id: str, suite: dict[str, Any], mode: str, agent_id: str) -> RunOutcome:
+    def _execute(self, run_id: str, request: RunRequest) -> RunRecord:
         if self.gate is not None:
             self.gate(run_id)
-        return self.backend.execute(run_id, suite, mode=mode, agent_id=agent_id)
+        record = self.backend.execute(run_id, request)
+        self.backend.store.put(record)  # finished runs live in the host's store (baselines...)
+        return record
 
-    @staticmethod
-    def _finish(record: RunRecord, done: Future[RunOutcome]) -> None:
-        record.finished_at = now()
+    def _finish(self, run: ServedRun, done: Future[RunRecord]) -> None:
+        run.finished_at = now()
+        self._active -= 1
         error = None if done.cancelled() else done.exception()
         if done.cancelled() or error is not None:
-            record.status = "failed"
-            record.error = _failure(error)
+            run.status = "failed"
+            run.error = _failure(error)
+            run.failure_log = failed_log(run, run.error)
         else:
-            record.outcome = done.result()
-            record.status = "completed"
-        record.done.set()
+            run.record = done.result()
+            run.status = "completed"
+        run.done.set()
 
 
 def _in_loop(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *args: Any) -> None:
@@ -196,6 +184,15 @@ def _in_loop(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *ar
     to tell, and that is fine."""
     with contextlib.suppress(RuntimeError):  # the loop is closed
         loop.call_soon_threadsafe(callback, *args)
+
+
+def failed_log(run: ServedRun, error: dict[str, Any]) -> list[dict[str, Any]]:
+    """The log of a run that failed before it had one: it still starts with ``run.started`` and
+    ends on a terminal event, so a poll or a stream of it ends too."""
+    log = EventLog(run.run_id, utc_now)
+    log.append(RUN_STARTED, {"workflowId": run.workflow_id, "owner": run.owner})
+    log.append(RUN_FAILED, {"error": error})
+    return log.events
 
 
 def _failure(error: BaseException | None) -> dict[str, Any]:
@@ -218,10 +215,6 @@ def _failure(error: BaseException | None) -> dict[str, Any]:
 
 def _busy(message: str) -> ApiError:
     return ApiError(429, "rate_limited", f"{message}; retry later", headers={"Retry-After": "1"})
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def now() -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_to_bytes, urlsplit
 
-from toolcall_spec.conformance.fixtures import FIXTURE_FILES, load_fixture
+from toolcall_spec.host.fixtures import FIXTURE_FILES, load_fixture
 from toolcall_spec.http.errors import ApiError, invalid
 from toolcall_spec.loading import DocumentError, parse_json
 
@@ -197,5 +197,5 @@ def _read_beneath(root: Path, parts: tuple[str, ...], max_bytes: int) -> bytes:
 
 def conformance_fixtures() -> dict[str, SuiteLoader]:
     """Every conformance fixture this package ships, each loaded fresh per run from the same
-    package data the conformance legs use (``toolcall_spec.conformance.fixtures``)."""
+    package data the conformance legs use (``toolcall_spec.host.fixtures``)."""
     return {fixture_id: partial(load_fixture, fixture_id) for fixture_id in FIXTURE_FILES}

@@ -11,18 +11,46 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from toolcall_spec.openwop_wire import (
+    EVAL_COMPLETED,
+    EVAL_SCORED,
+    EVAL_STARTED,
+    EVENT_SCHEMA_VERSION,
+    TOOL_CALLED,
+    TOOL_RETURNED,
+    vendor_code,
+)
+
+__all__ = [
+    "EVAL_COMPLETED",
+    "EVAL_SCORED",
+    "EVAL_STARTED",
+    "FIXTURE_MISS",
+    "SCHEMA_VERSION",
+    "TOOL_CALLED",
+    "TOOL_FAILED",
+    "TOOL_RAISED",
+    "TOOL_RETURNED",
+    "TRANSPORT",
+    "Clock",
+    "ErrorCode",
+    "EventLog",
+    "IdSource",
+    "args_hash",
+    "elapsed_ms",
+    "format_timestamp",
+    "random_id",
+    "tool_called_payload",
+    "tool_returned_payload",
+    "utc_now",
+]
+
 Clock = Callable[[], datetime]
 """Returns the current time; a naive datetime is read as UTC."""
 IdSource = Callable[[], str]
 """Returns a fresh opaque id (the part of a run id after ``<tenantId>/``)."""
 
-SCHEMA_VERSION = 1
-
-TOOL_CALLED = "agent.tool-called"
-TOOL_RETURNED = "agent.tool-returned"
-EVAL_STARTED = "eval.started"
-EVAL_SCORED = "eval.scored"
-EVAL_COMPLETED = "eval.completed"
+SCHEMA_VERSION = EVENT_SCHEMA_VERSION
 
 TRANSPORT = "native"
 """How the reference host reaches its tools: in process, neither MCP nor HTTP."""
@@ -40,11 +68,11 @@ class ErrorCode:
         return {"code": self.code, "message": self.message}
 
 
-TOOL_FAILED = ErrorCode("toolcall-spec.tool_failed", "the tool reported an error")
+TOOL_FAILED = ErrorCode(vendor_code("tool_failed"), "the tool reported an error")
 """A failed tool execution: a served ``isError: true`` entry, or a live result reporting one."""
-FIXTURE_MISS = ErrorCode("toolcall-spec.fixture_miss", "no fixture entry matches this call")
+FIXTURE_MISS = ErrorCode(vendor_code("fixture_miss"), "no fixture entry matches this call")
 """A call that matched no entry under ``onMiss: error``."""
-TOOL_RAISED = ErrorCode("toolcall-spec.tool_raised", "the live tool raised an exception")
+TOOL_RAISED = ErrorCode(vendor_code("tool_raised"), "the live tool raised an exception")
 """A live tool that raised instead of answering."""
 
 

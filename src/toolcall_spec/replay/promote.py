@@ -65,6 +65,8 @@ class _Call:
 class _Task:
     task_id: str
     calls: list[_Call] = field(default_factory=list)
+    scored: bool = False
+    """An ``eval.scored`` closed the task (its id is the recorded one)."""
 
 
 def promote(
@@ -189,6 +191,7 @@ def _tasks(events: list[tuple[Where, dict[str, Any]]], problems: list[Problem]) 
             _answer_call(where, payload, open_calls, problems)
         elif event["type"] == EVAL_SCORED:
             current.task_id = payload["taskId"]
+            current.scored = True
             tasks.append(current)
             current = _Task(TRAILING_TASK_ID)
     if current.calls:
@@ -247,7 +250,26 @@ def _answer_call(
     call.outcome = payload.get("outcome")
 
 
-def _entry(call: _Call) -> dict[str, Any]:
+def recorded_fixtures(events: Iterable[Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per task id (as its ``eval.scored`` records it), the fixture entries a finished run's
+    recorded tool calls become: the mapping RFC 0252's ``fixtureRuns`` serves and ``promote``
+    writes, one function for both (a recorded failure is an ``isError: true`` entry, RFC 0245
+    §B). A log with problems (never one a host of this package wrote) yields nothing."""
+    problems: list[Problem] = []
+    located = [(_list_where([i]), e) for i, e in enumerate(events) if _readable(e)]
+    ordered = sorted(located, key=lambda item: int(item[1]["sequence"]))
+    tasks = _tasks(ordered, problems)
+    if has_errors(problems):
+        return {}
+    return {
+        task.task_id: [fixture_entry(call) for call in task.calls] for task in tasks if task.scored
+    }
+
+
+def fixture_entry(call: _Call) -> dict[str, Any]:
+    """The fixture entry one recorded call becomes: its ``args`` matched exactly, and the
+    outcome as the response, or for a failed call an ``isError: true`` entry whose response is
+    the recorded error object as a text item (a log carries no payload for a failure)."""
     entry: dict[str, Any] = {"tool": call.tool}
     if call.inputs is not None:
         entry["args"] = dict(call.inputs)
@@ -279,7 +301,7 @@ def _suite(tasks: list[_Task], suite_id: str) -> dict[str, Any]:
                     "kind": "golden",
                     "match": {"strategy": "json-match", "value": expected},
                 },
-                "fixtures": {"toolResponses": [_entry(call) for call in task.calls]},
+                "fixtures": {"toolResponses": [fixture_entry(call) for call in task.calls]},
             }
         )
     return {

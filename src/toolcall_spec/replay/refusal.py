@@ -9,54 +9,104 @@ A host that must behave differently (a test's mutant host) passes its own tuple 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from toolcall_spec.openwop_wire import VALIDATION_ERROR, error_envelope, refusal_field
 from toolcall_spec.paths import format_path
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID, script_problems
 from toolcall_spec.rules import advertises, is_tool_error
 from toolcall_spec.validation import validate
 
-VALIDATION_ERROR = "validation_error"
+DEFAULT_MODE = "golden"
 MAX_LISTED_PROBLEMS = 20
 """An invalid suite's refusal lists at most this many schema problems in ``details.problems``."""
 
 
 class RunRefused(Exception):  # noqa: N818  (the name the host API promises)
-    """A run-create refusal: ``status`` (HTTP), ``field`` (full path) and the error ``envelope``."""
+    """The one run-create refusal type: ``status`` (HTTP), ``field`` (the full path of what is
+    refused, or ``None``) and the flat error ``envelope``. Checks return it; hosts raise it;
+    adapters rebuild it from a host's answer (:meth:`from_envelope`)."""
 
     def __init__(self, field: str, reason: str, **details: Any) -> None:
-        self.status = 400
+        message = f"{field}: {reason}"
+        self._set(
+            400, field, error_envelope(VALIDATION_ERROR, message, {"field": field, **details})
+        )
+
+    def _set(self, status: int, field: str | None, envelope: dict[str, Any]) -> None:
+        self.status = status
         self.field = field
-        self.message = f"{field}: {reason}"
-        self.envelope: dict[str, Any] = {
-            "error": VALIDATION_ERROR,
-            "message": self.message,
-            "details": {"field": field, **details},
-        }
-        super().__init__(self.message)
+        self.envelope = envelope
+        self.message = str(envelope.get("message", ""))
+        Exception.__init__(self, self.message)
+
+    @classmethod
+    def from_envelope(cls, status: int, envelope: dict[str, Any]) -> RunRefused:
+        """A refusal as a host answered it (status and envelope as sent)."""
+        refused = cls.__new__(cls)
+        refused._set(status, refusal_field(envelope), envelope)
+        return refused
 
 
 @dataclass(frozen=True, slots=True)
 class RunRequest:
-    """What a run-create check sees: the suite, the host's capabilities, the mode and the agent."""
+    """One eval run to create: the suite and everything else the create asks for.
+
+    ``modes`` comes from RFC 0251 ``evalModes``; ``mode`` is the one mode of a create without it
+    (this package's ``evalMode`` member, or the in-process API), ``golden`` by default.
+    ``fixture_runs`` is RFC 0252's ``{taskId: source runId}``; ``options`` the RunOptions members
+    as sent (``configurable``, ``tags``, ``metadata``); ``transport`` is what ``run.started``
+    records (``rest`` over HTTP)."""
 
     suite: Any
-    capabilities: Mapping[str, Any]
-    mode: str
     agent_id: str = SCRIPTED_AGENT_ID
+    mode: str = DEFAULT_MODE
+    modes: tuple[str, ...] | None = None
     baseline_run_id: str | None = None
+    fixture_runs: Mapping[str, str] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    owner: Mapping[str, Any] | None = None
+    transport: str | None = None
+
+    @property
+    def effective_modes(self) -> tuple[str, ...]:
+        return self.modes if self.modes is not None else (self.mode,)
+
+    @property
+    def modes_field(self) -> str:
+        """The member a mode refusal names: ``evalModes`` when sent, else ``mode``."""
+        return "evalModes" if self.modes is not None else "mode"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckContext:
+    """What a run-create check sees: the request, the host's capabilities, the runs the host has
+    finished and, per task id of ``fixtureRuns``, the recorded entries of a usable source run."""
+
+    request: RunRequest
+    capabilities: Mapping[str, Any]
     finished_run_ids: frozenset[str] = frozenset()
-    """Runs the host has finished: a regression run's baseline must be one of them."""
+    recorded: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def suite(self) -> Any:
+        return self.request.suite
 
     def tasks(self) -> list[Any]:
         tasks = self.suite.get("tasks") if isinstance(self.suite, Mapping) else None
         return tasks if isinstance(tasks, list) else []
 
     def entries(self) -> Iterator[tuple[list[str | int], Mapping[str, Any]]]:
-        """``(path, entry)`` of every fixture entry of every task, in declaration order."""
+        """``(path, entry)`` of every fixture entry the run would serve, in declaration order: a
+        task's own entries, or those recorded by its ``fixtureRuns`` source run."""
         for t, task in enumerate(self.tasks()):
+            task_id = task.get("taskId") if isinstance(task, Mapping) else None
+            if isinstance(task_id, str) and task_id in self.recorded:
+                for e, entry in enumerate(self.recorded[task_id]):
+                    yield ["fixtureRuns", task_id, e], entry
+                continue
             fixtures = task.get("fixtures") if isinstance(task, Mapping) else None
             responses = fixtures.get("toolResponses") if isinstance(fixtures, Mapping) else None
             for e, entry in enumerate(responses if isinstance(responses, list) else []):
@@ -64,7 +114,10 @@ class RunRequest:
                     yield ["tasks", t, "fixtures", "toolResponses", e], entry
 
 
-Check = Callable[[RunRequest], "RunRefused | None"]
+Check = Callable[[CheckContext], "RunRefused | None"]
+
+
+EVAL_SUITE = ("agents", "evalSuite")
 
 
 def _eval_suite(capabilities: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -73,7 +126,7 @@ def _eval_suite(capabilities: Mapping[str, Any]) -> Mapping[str, Any]:
     return eval_suite if isinstance(eval_suite, Mapping) else {}
 
 
-def check_suite_validates(request: RunRequest) -> RunRefused | None:
+def check_suite_validates(request: CheckContext) -> RunRefused | None:
     """The suite is valid against the suite schema (warnings do not refuse)."""
     errors = [p for p in validate(request.suite, "suite") if p.severity == "error"]
     if not errors:
@@ -82,38 +135,66 @@ def check_suite_validates(request: RunRequest) -> RunRefused | None:
     return RunRefused(errors[0].path, errors[0].message, problems=listed)
 
 
-def check_agent_known(request: RunRequest) -> RunRefused | None:
+def check_agent_known(request: CheckContext) -> RunRefused | None:
     """The host runs the requested agent (the reference host has the scripted agent only)."""
-    if request.agent_id == SCRIPTED_AGENT_ID:
+    agent_id = request.request.agent_id
+    if agent_id == SCRIPTED_AGENT_ID:
         return None
     return RunRefused(
-        "agentId", f"this host runs only the agent {SCRIPTED_AGENT_ID}", agentId=request.agent_id
+        "agentId", f"this host runs only the agent {SCRIPTED_AGENT_ID}", agentId=agent_id
     )
 
 
-def check_mode_declared(request: RunRequest) -> RunRefused | None:
-    """A run may only request a mode the suite declares."""
+def check_eval_modes_allowed(request: CheckContext) -> RunRefused | None:
+    """RFC 0251 §A: ``evalModes`` and ``baselineRunId`` only to a host advertising
+    ``agents.evalSuite.baselineSelection``; ``evalModes`` is then a non-empty list of distinct
+    modes (live-shadow, which ignores fixtures, runs alone on this host)."""
+    asked = request.request
+    member = "evalModes" if asked.modes is not None else "baselineRunId"
+    if asked.modes is None and asked.baseline_run_id is None:
+        return None
+    if not advertises(request.capabilities, *EVAL_SUITE, "baselineSelection"):
+        return RunRefused(
+            member,
+            "the host does not advertise agents.evalSuite.baselineSelection (RFC 0251)",
+        )
+    modes = asked.modes
+    if modes is not None and (not modes or len(set(modes)) != len(modes)):
+        return RunRefused("evalModes", "must be a non-empty list of distinct eval modes")
+    if modes is not None and "live-shadow" in modes and len(modes) > 1:
+        return RunRefused("evalModes", "live-shadow ignores fixtures: on this host it runs alone")
+    return None
+
+
+def check_mode_declared(request: CheckContext) -> RunRefused | None:
+    """A run may only request modes the suite declares."""
     declared = request.suite.get("modes") if isinstance(request.suite, Mapping) else None
-    if isinstance(declared, list) and request.mode in declared:
-        return None
-    return RunRefused(
-        "mode", f"the suite does not declare the mode {request.mode!r}", mode=request.mode
-    )
+    declared = declared if isinstance(declared, list) else []
+    for mode in request.request.effective_modes:
+        if mode not in declared:
+            return RunRefused(
+                request.request.modes_field,
+                f"the suite does not declare the mode {mode!r}",
+                mode=mode,
+            )
+    return None
 
 
-def check_mode_advertised(request: RunRequest) -> RunRefused | None:
-    """A run may only request a mode the host advertises in ``agents.evalSuite.modes``."""
+def check_mode_advertised(request: CheckContext) -> RunRefused | None:
+    """A run may only request modes the host advertises in ``agents.evalSuite.modes``."""
     advertised = _eval_suite(request.capabilities).get("modes")
-    if isinstance(advertised, list) and request.mode in advertised:
-        return None
-    return RunRefused(
-        "mode",
-        f"the host does not advertise the mode {request.mode!r} in agents.evalSuite.modes",
-        mode=request.mode,
-    )
+    advertised = advertised if isinstance(advertised, list) else []
+    for mode in request.request.effective_modes:
+        if mode not in advertised:
+            return RunRefused(
+                request.request.modes_field,
+                f"the host does not advertise the mode {mode!r} in agents.evalSuite.modes",
+                mode=mode,
+            )
+    return None
 
 
-def check_task_limit(request: RunRequest) -> RunRefused | None:
+def check_task_limit(request: CheckContext) -> RunRefused | None:
     """A suite has at most ``agents.evalSuite.maxTasksPerSuite`` tasks, when the host sets one."""
     limit = _eval_suite(request.capabilities).get("maxTasksPerSuite")
     if not isinstance(limit, int) or len(request.tasks()) <= limit:
@@ -125,7 +206,7 @@ def check_task_limit(request: RunRequest) -> RunRefused | None:
     )
 
 
-def check_agent_inputs(request: RunRequest) -> RunRefused | None:
+def check_agent_inputs(request: CheckContext) -> RunRefused | None:
     """Every task input is a script the scripted agent can run."""
     for t, task in enumerate(request.tasks()):
         task_input = task.get("input") if isinstance(task, Mapping) else None
@@ -134,7 +215,7 @@ def check_agent_inputs(request: RunRequest) -> RunRefused | None:
     return None
 
 
-def check_task_ids_unique(request: RunRequest) -> RunRefused | None:
+def check_task_ids_unique(request: CheckContext) -> RunRefused | None:
     """Task ids are unique: they key the summary, the scores and what the agent saw."""
     seen: set[str] = set()
     for t, task in enumerate(request.tasks()):
@@ -146,19 +227,46 @@ def check_task_ids_unique(request: RunRequest) -> RunRefused | None:
     return None
 
 
-def check_baseline(request: RunRequest) -> RunRefused | None:
-    """A baseline is only for a ``regression`` run, and names a run this host finished."""
-    baseline = request.baseline_run_id
+def check_baseline(request: CheckContext) -> RunRefused | None:
+    """A baseline needs the ``regression`` mode and names a run this host finished; an unusable
+    baseline is refused with the same answer whatever the reason (RFC 0251 §C)."""
+    baseline = request.request.baseline_run_id
     if baseline is None:
         return None
-    if request.mode != "regression":
-        return RunRefused("baselineRunId", "a baseline run is only for the regression mode")
+    if "regression" not in request.request.effective_modes:
+        return RunRefused("baselineRunId", "a baseline run needs the regression mode")
     if baseline not in request.finished_run_ids:
-        return RunRefused("baselineRunId", "no finished run of this host has this id")
+        return RunRefused("baselineRunId", "not a usable baseline run on this host")
     return None
 
 
-def check_fixture_matching(request: RunRequest) -> RunRefused | None:
+def check_fixture_runs(request: CheckContext) -> RunRefused | None:
+    """RFC 0252: ``fixtureRuns`` only to a host advertising ``agents.evalSuite.recordedFixtures``;
+    at least one entry; each key a task of the suite, each value a usable source run (a finished
+    run of this host that recorded that task). Unusable sources get one answer, whatever the
+    reason."""
+    fixture_runs = request.request.fixture_runs
+    if fixture_runs is None:
+        return None
+    if not advertises(request.capabilities, *EVAL_SUITE, "recordedFixtures"):
+        return RunRefused(
+            "fixtureRuns",
+            "the host does not advertise agents.evalSuite.recordedFixtures (RFC 0252)",
+        )
+    if not fixture_runs:
+        return RunRefused("fixtureRuns", "must name at least one task")
+    task_ids = {task.get("taskId") for task in request.tasks() if isinstance(task, Mapping)}
+    for task_id in fixture_runs:
+        if task_id not in task_ids:
+            return RunRefused(format_path(["fixtureRuns", task_id]), "the suite has no such task")
+        if task_id not in request.recorded:
+            return RunRefused(
+                format_path(["fixtureRuns", task_id]), "not a usable source run for this task"
+            )
+    return None
+
+
+def check_fixture_matching(request: CheckContext) -> RunRefused | None:
     """``args``/``argsMatch`` need ``agents.evalSuite.fixtureMatching`` (RFC 0244 §D, §G)."""
     if advertises(request.capabilities, "agents", "evalSuite", "fixtureMatching"):
         return None
@@ -173,7 +281,7 @@ def check_fixture_matching(request: RunRequest) -> RunRefused | None:
     return None
 
 
-def check_fixture_errors(request: RunRequest) -> RunRefused | None:
+def check_fixture_errors(request: CheckContext) -> RunRefused | None:
     """Any ``isError: true`` entry needs ``agents.evalSuite.fixtureErrors`` (RFC 0245 §C)."""
     if advertises(request.capabilities, "agents", "evalSuite", "fixtureErrors"):
         return None
@@ -190,11 +298,13 @@ def check_fixture_errors(request: RunRequest) -> RunRefused | None:
 RUN_CREATE_CHECKS: tuple[Check, ...] = (
     check_suite_validates,
     check_agent_known,
+    check_eval_modes_allowed,
     check_mode_declared,
     check_mode_advertised,
     check_task_limit,
     check_task_ids_unique,
     check_baseline,
+    check_fixture_runs,
     check_agent_inputs,
     check_fixture_matching,
     check_fixture_errors,
@@ -204,7 +314,7 @@ well-formed suite (they stay defensive for hosts that drop it)."""
 
 
 def first_refusal(
-    request: RunRequest, checks: tuple[Check, ...] = RUN_CREATE_CHECKS
+    request: CheckContext, checks: tuple[Check, ...] = RUN_CREATE_CHECKS
 ) -> RunRefused | None:
     """The refusal of the first failing check, or ``None`` when the run may start."""
     for check in checks:

@@ -1,6 +1,7 @@
 """Mutant hosts: the reference host with exactly one behaviour broken, each paired with the leg
 that must catch it. They prove the legs can fail: a leg that passes a mutant named for it is
-vacuous. ``tests/test_conformance_mutants.py`` runs every one.
+vacuous. ``tests/test_conformance_mutants.py`` runs every one in process and
+``tests/test_http_conformance.py`` every one over HTTP. Test code: no shipped command uses them.
 
 Each mutant overrides one method or attribute of ``ReferenceHost``; ``capabilities`` says what it
 advertises when that matters (a host that accepts what it does not advertise must not advertise it).
@@ -15,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from toolcall_spec.conformance.in_process import InProcessAdapter, restricted
+from toolcall_spec.host import RunRecord
+from toolcall_spec.host.reference import CallResult, ReferenceHost, TaskRun
 from toolcall_spec.replay import refusal
 from toolcall_spec.replay.fixtures import Served
-from toolcall_spec.replay.host import CallResult, ReferenceHost, TaskRun
-from toolcall_spec.replay.refusal import RunRefused
+from toolcall_spec.replay.refusal import RunRefused, RunRequest
 
 
 class ServesErrorAsSuccess(ReferenceHost):
@@ -157,12 +159,11 @@ class AcceptsAnyMode(ReferenceHost):
 class EnvelopeWithoutDetails(ReferenceHost):
     """Refuses with an envelope that names no field."""
 
-    def check_run(self, suite: Any, **options: Any) -> None:
-        try:
-            super().check_run(suite, **options)
-        except RunRefused as refused:
+    def check(self, request: RunRequest) -> RunRefused | None:
+        refused = super().check(request)
+        if refused is not None:
             refused.envelope.pop("details", None)
-            raise
+        return refused
 
 
 class MismatchedCallId(ReferenceHost):
@@ -186,11 +187,12 @@ class NegativeDuration(ReferenceHost):
 class MissTotalFromLastTask(ReferenceHost):
     """Reports the last task's miss count as the summary's total."""
 
-    def summary(self, run_id: str) -> dict[str, Any]:
-        summary = super().summary(run_id)
+    def execute(self, run_id: str, request: RunRequest) -> RunRecord:
+        record = super().execute(run_id, request)
+        summary = record.summary
         if summary.get("tasks"):
             summary["fixtureMissCount"] = summary["tasks"][-1].get("fixtureMissCount", 0)
-        return summary
+        return record
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,62 @@
+"""Conformance fixtures: suites a host seeds under a well-known id and lists in its discovery
+document's ``fixtures`` member.
+
+Each fixture lives once, as package data under ``examples/``; the conformance legs, the embedded
+reference host and the HTTP server all load it from here, so they can never drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+FIXTURE_ERROR = "conformance-eval-fixture-error"
+"""RFC 0245's fixture: the scripted agent calls one tool twice; an ``isError: true`` entry answers
+the first call and a success the second."""
+
+FIXTURE_FILES: Mapping[str, str] = {
+    FIXTURE_ERROR: "suites/conformance-eval-fixture-error.json",
+}
+"""Each conformance fixture id and its suite, relative to the packaged ``examples`` folder."""
+
+
+class UnknownFixtureError(KeyError):
+    """No conformance fixture has this id."""
+
+
+@cache
+def _fixture_text(fixture_id: str) -> str:
+    from importlib import resources  # noqa: PLC0415  (only needed once a fixture is read)
+
+    try:
+        relative = FIXTURE_FILES[fixture_id]
+    except KeyError:
+        known = ", ".join(sorted(FIXTURE_FILES))
+        raise UnknownFixtureError(
+            f"no conformance fixture {fixture_id!r}; known: {known}"
+        ) from None
+    return resources.files("toolcall_spec").joinpath(f"examples/{relative}").read_text("utf-8")
+
+
+def load_fixture(fixture_id: str) -> dict[str, Any]:
+    """A fresh copy of the fixture's suite (callers may change it freely)."""
+    suite: dict[str, Any] = json.loads(_fixture_text(fixture_id))
+    return suite
+
+
+def fixture_id_of(suite: Mapping[str, Any]) -> str | None:
+    """The fixture id of a suite that is a conformance fixture (compared by ``suiteId``), so an
+    HTTP adapter can reference the host's seeded copy instead of sending the suite."""
+    suite_id = suite.get("suiteId")
+    for fixture_id in FIXTURE_FILES:
+        if load_fixture(fixture_id).get("suiteId") == suite_id:
+            return fixture_id
+    return None
+
+
+def lists_fixture(capabilities: Mapping[str, Any], fixture_id: str) -> bool:
+    """Whether a discovery document lists ``fixture_id`` in ``fixtures`` (unknown ids tolerated)."""
+    listed = capabilities.get("fixtures")
+    return isinstance(listed, list) and fixture_id in listed
