@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from toolcall_spec.conformance.in_process import InProcessAdapter, restricted
 from toolcall_spec.host import RunRecord
 from toolcall_spec.host.reference import CallResult, ReferenceHost, TaskRun
@@ -195,6 +197,69 @@ class MissTotalFromLastTask(ReferenceHost):
         return record
 
 
+class LeaksAgentOutput(ReferenceHost):
+    """Puts what the agent received (recorded payloads) in the snapshot, as hosts once did."""
+
+    def execute(self, run_id: str, request: RunRequest) -> RunRecord:
+        record = super().execute(run_id, request)
+        return LeakySnapshotRecord(**{f.name: getattr(record, f.name) for f in _fields(record)})
+
+
+class LeakySnapshotRecord(RunRecord):
+    def snapshot(self) -> dict[str, Any]:
+        return {**super().snapshot(), "x-toolcall-spec": {"agentOutput": self.agent_output}}
+
+
+def _fields(record: RunRecord) -> tuple[dataclasses.Field[Any], ...]:
+    return dataclasses.fields(record)
+
+
+class StartsWithAnotherOwner(ReferenceHost):
+    """Echoes an owner in ``run.started`` that is not the snapshot's."""
+
+    def execute(self, run_id: str, request: RunRequest) -> RunRecord:
+        record = super().execute(run_id, request)
+        started = record.events[0]["payload"]
+        started["owner"] = {**started["owner"], "tenant": "someone-else"}
+        return record
+
+
+class ReasonInEvalScored(ReferenceHost):
+    """Writes a failed task's reason into ``eval.scored`` under a vendor key."""
+
+    def execute(self, run_id: str, request: RunRequest) -> RunRecord:
+        record = super().execute(run_id, request)
+        for event in record.events:
+            if event["type"] == "eval.scored" and event["payload"]["passed"] is False:
+                event["payload"]["vendor.toolcall-spec.reason"] = "json-match: mismatch"
+        return record
+
+
+class ForgetsRunOptions(ReferenceHost):
+    """Accepts RunOptions but does not persist them on the run."""
+
+    def execute(self, run_id: str, request: RunRequest) -> RunRecord:
+        return dataclasses.replace(super().execute(run_id, request), options={})
+
+
+class AcceptsUnadvertisedEvalModes(ReferenceHost):
+    """Takes ``evalModes`` and ``baselineRunId`` without advertising ``baselineSelection``."""
+
+    refusal_checks: ClassVar[tuple[refusal.Check, ...]] = _without_check(
+        refusal.check_eval_modes_allowed
+    )
+
+
+class AcceptsUnadvertisedFixtureRuns(ReferenceHost):
+    """Takes ``fixtureRuns`` without advertising ``recordedFixtures``."""
+
+    refusal_checks: ClassVar[tuple[refusal.Check, ...]] = _without_check(refusal.check_fixture_runs)
+
+
+def _without_members(cls: type[ReferenceHost], *members: str) -> Callable[[], ReferenceHost]:
+    return lambda: cls().without(*members)
+
+
 @dataclass(frozen=True, slots=True)
 class Mutant:
     """A broken host and the leg named to catch it."""
@@ -302,4 +367,61 @@ MUTANTS: tuple[Mutant, ...] = (
         MissTotalFromLastTask,
         "toolcall-spec.requirement.events.summary-miss-count",
     ),
+    Mutant(
+        "quotes recorded payloads in the snapshot",
+        LeaksAgentOutput,
+        "toolcall-spec.requirement.wire.snapshot-members",
+    ),
+    Mutant(
+        "echoes another owner in run.started",
+        StartsWithAnotherOwner,
+        "toolcall-spec.requirement.wire.run-bracket",
+    ),
+    Mutant(
+        "writes the failure reason into eval.scored",
+        ReasonInEvalScored,
+        "toolcall-spec.requirement.wire.eval-scored-closed",
+    ),
+    Mutant(
+        "does not persist RunOptions",
+        ForgetsRunOptions,
+        "toolcall-spec.requirement.wire.run-options",
+    ),
+    Mutant(
+        "takes evalModes without advertising baselineSelection",
+        _without_members(AcceptsUnadvertisedEvalModes, "baselineSelection"),
+        "openwop.requirement.0251.eval-modes-gated",
+    ),
+    Mutant(
+        "takes fixtureRuns without advertising recordedFixtures",
+        _without_members(AcceptsUnadvertisedFixtureRuns, "recordedFixtures"),
+        "openwop.requirement.0252.fixture-runs-gated",
+    ),
 )
+
+
+class PercentEncodedLinks:
+    """An HTTP mutant (ASGI middleware around the server): links carry the percent-encoded run
+    id, and a projected id in a path finds no run, as before hosts knew identity.md §5."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path") or b""
+        if scope["type"] == "http" and b"~" in raw:
+            body = b'{"error":"not_found","message":"no such run"}'
+            headers = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 404, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+
+        async def rewriting(message: Message) -> None:
+            if message["type"] == "http.response.body":  # same length: ~2F and %2F
+                message = {**message, "body": message.get("body", b"").replace(b"~2F", b"%2F")}
+            elif message["type"] == "http.response.start":
+                headers = [(k, v.replace(b"~2F", b"%2F")) for k, v in message["headers"]]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, rewriting)

@@ -59,7 +59,8 @@ class FixedClock:
 
 def counter_ids(prefix: str = "run") -> Any:
     count = iter(range(1, 1_000_000))
-    return lambda: f"{prefix}-{next(count)}"
+    # zero-padded: an OpenWOP opaque id is 16 to 128 characters
+    return lambda: f"{prefix}-{next(count):012d}"
 
 
 # --- the independent model ---------------------------------------------------------------------
@@ -157,9 +158,9 @@ fixed clock and ids (tests/test_replay_host.py keeps the file equal to a fresh r
 
 
 def record_example_run_log() -> str:
-    from toolcall_spec.host import ReferenceHost
+    from toolcall_spec.replay import ReferenceHost
 
-    host = ReferenceHost(clock=FixedClock(), ids=lambda: "example-run-0001", tenant="acme")
+    host = ReferenceHost(clock=FixedClock(), ids=lambda: "run-000000000001", tenant="acme")
     run_id = host.create_run(example("suites/rfc0245-fail-then-succeed.json"))
     return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in host.events(run_id))
 

@@ -91,6 +91,27 @@ CATALOGUE = [
         "reports the last task's misses as the total",
         requirement("toolcall-spec.requirement.events.summary-miss-count"),
     ),
+    (
+        "quotes recorded payloads in the snapshot",
+        requirement("toolcall-spec.requirement.wire.snapshot-members"),
+    ),
+    (
+        "echoes another owner in run.started",
+        requirement("toolcall-spec.requirement.wire.run-bracket"),
+    ),
+    (
+        "writes the failure reason into eval.scored",
+        requirement("toolcall-spec.requirement.wire.eval-scored-closed"),
+    ),
+    ("does not persist RunOptions", requirement("toolcall-spec.requirement.wire.run-options")),
+    (
+        "takes evalModes without advertising baselineSelection",
+        requirement("openwop.requirement.0251.eval-modes-gated"),
+    ),
+    (
+        "takes fixtureRuns without advertising recordedFixtures",
+        requirement("openwop.requirement.0252.fixture-runs-gated"),
+    ),
 ]
 CAUGHT_BY = [pytest.param(name, mark.args[0], marks=mark, id=name) for name, mark in CATALOGUE]
 
@@ -107,7 +128,9 @@ def test_every_host_leg_has_a_mutant_named_for_it() -> None:
     from toolcall_spec.conformance.registry import LEGS
 
     host_legs = {leg.requirement_id for leg in LEGS if not leg.server_free}
-    assert host_legs == {m.caught_by for m in MUTANTS}
+    # the projection leg needs a wire: its mutant is an HTTP one (tests/test_http_conformance.py)
+    wire_only = {"toolcall-spec.requirement.wire.run-id-projection"}
+    assert host_legs == {m.caught_by for m in MUTANTS} | wire_only
 
 
 def _outcome(leg_id: str, adapter: InProcessAdapter) -> tuple[Outcome, str]:

@@ -14,7 +14,7 @@ import orjson
 import pytest
 from cli_support import run_cli
 from http_support import serve_subprocess, serving
-from mutants import MUTANTS
+from mutants import MUTANTS, PercentEncodedLinks
 
 from toolcall_spec.conformance.adapter import HostAdapter
 from toolcall_spec.conformance.in_process import (
@@ -27,10 +27,21 @@ from toolcall_spec.conformance.registry import LEGS
 from toolcall_spec.conformance.runner import Report, run_conformance
 from toolcall_spec.host.reference import ReferenceHost
 from toolcall_spec.http.adapter import HttpAdapter
+from toolcall_spec.http.app import HostSettings, create_app
+from toolcall_spec.http.server import BackgroundServer
+
+PROJECTION = "toolcall-spec.requirement.wire.run-id-projection"
 
 
 def outcomes(report: Report) -> dict[str, str]:
     return {result.requirement_id: result.outcome.value for result in report.results}
+
+
+def over_http(in_process: dict[str, str]) -> dict[str, str]:
+    """The outcomes an in-process report predicts over HTTP: the same, except that the leg on
+    run ids in paths, inapplicable without a wire, executes."""
+    assert in_process[PROJECTION] == Outcome.INAPPLICABLE.value
+    return {**in_process, PROJECTION: Outcome.EXECUTED_PASS.value}
 
 
 @contextmanager
@@ -47,7 +58,7 @@ def served_like(hosts: Sequence[ReferenceHost]) -> Iterator[list[HostAdapter]]:
 
 def test_over_http_every_leg_has_the_in_process_outcome() -> None:
     local = embedded_adapters()
-    expected = outcomes(run_conformance(local))
+    expected = over_http(outcomes(run_conformance(local)))
     with served_like([adapter.host for adapter in local]) as remote:
         report = run_conformance(remote)
     assert outcomes(report) == expected
@@ -57,7 +68,7 @@ def test_over_http_every_leg_has_the_in_process_outcome() -> None:
 @pytest.mark.parametrize("which", ["reference", "restricted"])
 def test_per_host_the_outcomes_match_too(which: str) -> None:
     host = ReferenceHost() if which == "reference" else restricted(ReferenceHost())
-    expected = outcomes(run_conformance([InProcessAdapter(host)]))
+    expected = over_http(outcomes(run_conformance([InProcessAdapter(host)])))
     with served_like([host]) as remote:
         assert outcomes(run_conformance(remote)) == expected
 
@@ -83,7 +94,7 @@ def test_the_conformance_command_against_a_served_host(restricted_host: bool) ->
     if restricted_host:
         host = host.without_fixture_errors()
         options += ("--without-fixture-errors",)
-    expected = outcomes(run_conformance([InProcessAdapter(host)]))
+    expected = over_http(outcomes(run_conformance([InProcessAdapter(host)])))
     with serve_subprocess(*options) as url:
         done = conformance_cli("--host", url, "--token", "tok3n")
         assert done.returncode == 0, done.stderr
@@ -109,7 +120,7 @@ def test_repeated_hosts_fold_into_the_embedded_default_report() -> None:
     """``--host A --host B`` against the embedded pair served over HTTP: one report with the
     embedded default's outcomes, every leg executed, none inapplicable."""
     local = embedded_adapters()
-    expected = outcomes(run_conformance(local))
+    expected = over_http(outcomes(run_conformance(local)))
     assert set(expected.values()) == {Outcome.EXECUTED_PASS.value}
     with ExitStack() as stack:
         urls = [stack.enter_context(serving(ReferenceHost(a.host.capabilities))).url for a in local]
@@ -132,7 +143,7 @@ def test_repeated_hosts_fold_into_the_embedded_default_report() -> None:
 def test_repeated_served_hosts_share_one_token() -> None:
     """``toolcall-spec serve`` and ``serve --without-fixture-errors --without-fixture-matching``
     behind one token: the folded report is the embedded default's, every leg executed."""
-    expected = outcomes(run_conformance(embedded_adapters()))
+    expected = over_http(outcomes(run_conformance(embedded_adapters())))
     assert set(expected.values()) == {"executed-pass"}
     token = ("--token", "tok3n")
     withheld = ("--without-fixture-errors", "--without-fixture-matching")
@@ -176,3 +187,14 @@ def test_serve_without_test_seams_passes_with_the_seam_legs_skipped() -> None:
     }
     assert not_executed - refusal_legs == set(SEAM_LEGS)
     assert strict.returncode == 1
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.wire.run-id-projection")
+def test_a_server_without_projected_ids_is_caught_by_the_projection_leg() -> None:
+    legs = [leg for leg in LEGS if leg.requirement_id == PROJECTION]
+    broken = PercentEncodedLinks(create_app(ReferenceHost(), HostSettings()))
+    with BackgroundServer(broken) as server, HttpAdapter(server.url) as adapter:
+        report = run_conformance([adapter], legs)
+    assert outcomes(report) == {PROJECTION: Outcome.EXECUTED_FAIL.value}
+    with serving() as server, HttpAdapter(server.url) as adapter:
+        assert outcomes(run_conformance([adapter], legs)) == {PROJECTION: "executed-pass"}

@@ -202,4 +202,4 @@ def test_the_example_run_log_is_a_fresh_recording_and_promotes() -> None:
         promotion = promote_jsonl(handle)
     assert promotion.problems == []
     assert promotion.suite is not None
-    assert promotion.suite["suiteId"] == "recorded.evals.example-run-0001"
+    assert promotion.suite["suiteId"] == "recorded.evals.run-000000000001"

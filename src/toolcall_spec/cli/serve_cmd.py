@@ -51,6 +51,18 @@ def register(subparsers: Any) -> str:
         "argsMatch are refused)",
     )
     parser.add_argument(
+        "--without-baseline-selection",
+        action="store_true",
+        help="do not advertise agents.evalSuite.baselineSelection (RFC 0251: creates with "
+        "evalModes or baselineRunId are refused)",
+    )
+    parser.add_argument(
+        "--without-recorded-fixtures",
+        action="store_true",
+        help="do not advertise agents.evalSuite.recordedFixtures (RFC 0252: creates with "
+        "fixtureRuns are refused)",
+    )
+    parser.add_argument(
         "--expose-test-seams",
         action="store_true",
         help="serve what the scripted agent received (run snapshot extensions) and live tool "
@@ -107,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         for member, flag in (
             ("fixtureErrors", args.without_fixture_errors),
             ("fixtureMatching", args.without_fixture_matching),
+            ("baselineSelection", args.without_baseline_selection),
+            ("recordedFixtures", args.without_recorded_fixtures),
         )
         if flag
     ]

@@ -11,11 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from toolcall_spec.conformance.adapter import RunCreated, RunRefusal, WireAnswer
-from toolcall_spec.host.reference import ReferenceHost, capabilities_without
+from toolcall_spec.host.reference import ReferenceHost
 from toolcall_spec.replay.refusal import RunRefused, RunRequest
 
 REFERENCE = "reference"
-RESTRICTED = "reference without fixtureErrors/fixtureMatching"
+RESTRICTED = "reference without fixtureErrors, fixtureMatching, baselineSelection, recordedFixtures"
+
+WITHHELD = ("fixtureErrors", "fixtureMatching", "baselineSelection", "recordedFixtures")
+"""What the restricted twin does not advertise, so every refusal leg executes on it."""
 
 
 class InProcessAdapter:
@@ -60,10 +63,8 @@ class InProcessAdapter:
 
 
 def restricted(host: ReferenceHost) -> ReferenceHost:
-    """The same host (class, live tools, clock) advertising neither ``fixtureErrors`` nor
-    ``fixtureMatching``."""
-    document = capabilities_without(host.capabilities, "fixtureErrors")
-    return host.with_capabilities(capabilities_without(document, "fixtureMatching"))
+    """The same host (class, live tools, clock) advertising none of :data:`WITHHELD`."""
+    return host.without(*WITHHELD)
 
 
 def adapter_pair(host: ReferenceHost) -> list[InProcessAdapter]:

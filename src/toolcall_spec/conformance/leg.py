@@ -15,14 +15,14 @@ from typing import Any, Literal
 
 import orjson
 
-from toolcall_spec.conformance.adapter import HostAdapter, RunCreated, RunRefusal
+from toolcall_spec.conformance.adapter import HostAdapter, RunCreated, RunRefusal, RunRequest
 from toolcall_spec.conformance.outcomes import LegFailedError, Outcome, Verdict
 from toolcall_spec.host.fixtures import lists_fixture
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID
 from toolcall_spec.rules import advertises
 
 CapabilityPath = tuple[str, ...]
-Seam = Literal["agent output", "live invocation counts"]
+Seam = Literal["agent output", "live invocation counts", "HTTP wire"]
 
 EVAL_SUITE: CapabilityPath = ("agents", "evalSuite")
 FIXTURE_ERRORS: CapabilityPath = (*EVAL_SUITE, "fixtureErrors")
@@ -131,6 +131,11 @@ class Context:
             )
         run_id = created.run_id
         return CompletedRun(run_id, self.adapter.events(run_id), self.adapter.summary(run_id))
+
+    def run_request(self, request: RunRequest) -> CompletedRun:
+        """A fresh finished run of ``request`` (modes, baseline, fixture runs, RunOptions)."""
+        what = f"the suite {request.suite.get('suiteId')} with its create options"
+        return self.complete(self.adapter.create_run(request), what)
 
     def run(self, suite: dict[str, Any], *, mode: str = "golden") -> CompletedRun:
         """The finished run of ``suite`` in ``mode``, shared by every leg that asks for it."""

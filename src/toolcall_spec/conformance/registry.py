@@ -1,5 +1,5 @@
 """Every conformance leg, in report order: server-free first, then RFC 0245, fixture serving,
-run create, and the event log. Each leg is named by exactly one requirement id."""
+run create, the event log, and the wire. Each leg is named by exactly one requirement id."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from toolcall_spec.conformance import (
     legs_replay,
     legs_rfc0245,
     legs_schema,
+    legs_wire,
 )
 from toolcall_spec.conformance.leg import Leg
 
@@ -18,6 +19,7 @@ LEGS: tuple[Leg, ...] = (
     *legs_replay.LEGS,
     *legs_refusal.LEGS,
     *legs_events.LEGS,
+    *legs_wire.LEGS,
 )
 
 

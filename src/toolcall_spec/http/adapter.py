@@ -33,6 +33,7 @@ from toolcall_spec.openwop_wire import (
     RUNS_PATH,
     SEAMS_EXTENSION,
     VERSION_HEADER,
+    percent_encoded,
     run_path,
 )
 
@@ -81,6 +82,9 @@ class HttpAdapter:
             transport=transport,
         )
         self._capabilities: dict[str, Any] | None = None
+        self._percent_ids = False
+        """The host found no run under a projected id but did under a percent-encoded one: keep
+        reaching it (the projection leg judges that; the other legs need the runs)."""
 
     def __enter__(self) -> HttpAdapter:
         return self
@@ -124,7 +128,7 @@ class HttpAdapter:
         return RunCreated(run_id, links)
 
     def snapshot(self, run_id: str) -> dict[str, Any]:
-        return self._json_object(self._get(run_path(run_id)), 200)
+        return self._json_object(self._run_get(run_id), 200)
 
     def raw_get(self, path: str) -> WireAnswer:
         response = self._get(path)
@@ -149,7 +153,7 @@ class HttpAdapter:
                 raise HostError(f"{self.name}: run {run_id} is not terminal yet")
 
     def summary(self, run_id: str) -> dict[str, Any]:
-        return self._json_object(self._get(run_path(run_id, EVAL_SUMMARY)), 200)
+        return self._json_object(self._run_get(run_id, EVAL_SUMMARY), 200)
 
     def agent_output(self, run_id: str) -> dict[str, list[dict[str, Any]]] | None:
         extensions = self.snapshot(run_id).get("extensions")
@@ -204,10 +208,23 @@ class HttpAdapter:
         params: dict[str, Any] = {"afterSequence": after}
         if timeout is not None:
             params["timeout"] = timeout
-        page = self._json_object(self._get(run_path(run_id, POLL), params=params), 200)
+        page = self._json_object(self._run_get(run_id, POLL, params=params), 200)
         if not isinstance(page.get("events"), list):
             raise HostError(f"{self.name}: the poll answer for {run_id} has no events array")
         return page
+
+    def _run_get(self, run_id: str, resource: str = "", **kwargs: Any) -> httpx.Response:
+        """``GET`` a run resource by the projected id, as OpenWOP clients send it; a host that
+        only knows percent-encoding is reached that way from then on."""
+        if not self._percent_ids:
+            response = self._get(run_path(run_id, resource), **kwargs)
+            if response.status_code != 404:
+                return response
+        legacy = f"{RUNS_PATH}/{percent_encoded(run_id)}" + (f"/{resource}" if resource else "")
+        response = self._get(legacy, **kwargs)
+        if response.status_code != 404:
+            self._percent_ids = True
+        return response
 
     def _get(self, path: str, **kwargs: Any) -> httpx.Response:
         return self._request("GET", path, **kwargs)

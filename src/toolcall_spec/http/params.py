@@ -32,31 +32,7 @@ VENDOR_MEMBERS = ("evalMode",)
 """This package's own member: the one mode of a run on a host without RFC 0251."""
 CREATE_MEMBERS = UPSTREAM_MEMBERS + VENDOR_MEMBERS
 WORKFLOW_MEMBERS = ("workflowId", "inputs", "tenantId", "scopeId", "residency", "callbackUrl")
-MAX_TAGS = 100
-MAX_TAG_LENGTH = 256
-CONFIGURABLE_SECTIONS: dict[str, frozenset[str] | None] = {
-    "run": frozenset(
-        {"recursionLimit", "runTimeoutMs", "maxLoopIterations", "escalationThreshold"}
-    ),
-    "ai": frozenset(
-        {
-            "provider",
-            "model",
-            "temperature",
-            "maxTokens",
-            "credentialRef",
-            "promptOverrides",
-            "mockProvider",
-            "reasoningVerbosity",
-            "maxRefusals",
-        }
-    ),
-    "distillation": frozenset({"tokenBudget"}),
-    "budget": None,
-    "extensions": None,
-}
-"""``configurable.schema.json``'s sections and their keys (runs.md §Run options); ``None``: the
-section's keys are not listed (``budget`` is a budget policy, ``extensions`` is keyed by org)."""
+RUN_OPTIONS = ("configurable", "tags", "metadata")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,55 +115,9 @@ def _fixture_runs(body: dict[str, Any]) -> dict[str, str] | None:
 
 
 def _run_options(body: dict[str, Any]) -> dict[str, Any]:
-    """The RunOptions members, checked (runs.md §Run options) and kept exactly as sent."""
-    options: dict[str, Any] = {}
-    if "configurable" in body:
-        _check_configurable(body["configurable"])
-        options["configurable"] = body["configurable"]
-    if "tags" in body:
-        _check_tags(body["tags"])
-        options["tags"] = body["tags"]
-    if "metadata" in body:
-        if not isinstance(body["metadata"], dict):
-            raise invalid("metadata", "must be a JSON object")
-        options["metadata"] = body["metadata"]
-    return options
-
-
-def _check_tags(tags: Any) -> None:
-    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
-        raise invalid("tags", "must be an array of strings")
-    if len(tags) > MAX_TAGS:
-        raise invalid("tags", f"at most {MAX_TAGS} tags, not {len(tags)}")
-    for index, tag in enumerate(tags):
-        if len(tag) > MAX_TAG_LENGTH:
-            raise invalid(format_path(["tags", index]), f"at most {MAX_TAG_LENGTH} characters")
-
-
-def _check_configurable(configurable: Any) -> None:
-    """Closed and versioned: ``version`` 1, known sections, known keys in listed sections. The
-    reference host reaches no AI provider, so it accepts none (it does not advertise
-    ``aiProviders``)."""
-    if not isinstance(configurable, dict):
-        raise invalid("configurable", "must be a JSON object")
-    if configurable.get("version") != 1 or isinstance(configurable.get("version"), bool):
-        raise invalid("configurable.version", "required, and 1")
-    for section, value in configurable.items():
-        if section == "version":
-            continue
-        if section not in CONFIGURABLE_SECTIONS:
-            raise invalid(format_path(["configurable", section]), "unknown section")
-        if not isinstance(value, dict):
-            raise invalid(format_path(["configurable", section]), "must be a JSON object")
-        keys = CONFIGURABLE_SECTIONS[section]
-        for key in value:
-            if keys is not None and key not in keys:
-                raise invalid(format_path(["configurable", section, key]), "unknown key")
-    provider = configurable.get("ai", {}).get("provider")
-    if provider is not None:
-        raise invalid(
-            "configurable.ai.provider", "this host does not advertise aiProviders: it calls none"
-        )
+    """The RunOptions members exactly as sent; the host's run-create checks judge them
+    (``toolcall_spec.replay.refusal.check_run_options``), in process and over HTTP alike."""
+    return {key: body[key] for key in RUN_OPTIONS if key in body}
 
 
 def after_sequence(raw: str | None) -> int:

@@ -194,6 +194,87 @@ def check_mode_advertised(request: CheckContext) -> RunRefused | None:
     return None
 
 
+MAX_TAGS = 100
+MAX_TAG_LENGTH = 256
+CONFIGURABLE_SECTIONS: dict[str, frozenset[str] | None] = {
+    "run": frozenset(
+        {"recursionLimit", "runTimeoutMs", "maxLoopIterations", "escalationThreshold"}
+    ),
+    "ai": frozenset(
+        {
+            "provider",
+            "model",
+            "temperature",
+            "maxTokens",
+            "credentialRef",
+            "promptOverrides",
+            "mockProvider",
+            "reasoningVerbosity",
+            "maxRefusals",
+        }
+    ),
+    "distillation": frozenset({"tokenBudget"}),
+    "budget": None,
+    "extensions": None,
+}
+"""``configurable.schema.json``'s sections and their keys (runs.md §Run options); ``None``: the
+section's keys are not listed here (``budget`` is a budget policy, ``extensions`` is keyed by
+org)."""
+
+
+def check_run_options(request: CheckContext) -> RunRefused | None:
+    """RunOptions (runs.md): ``configurable`` closed and versioned, ``tags`` at most 100 strings
+    of at most 256 characters, ``metadata`` an object. The reference host calls no AI provider
+    (it does not advertise ``aiProviders``), so it refuses ``configurable.ai.provider``."""
+    options = request.request.options
+    if "tags" in options:
+        refused = _tags_problem(options["tags"])
+        if refused is not None:
+            return refused
+    if "metadata" in options and not isinstance(options["metadata"], Mapping):
+        return RunRefused("metadata", "must be a JSON object")
+    if "configurable" in options:
+        return _configurable_problem(options["configurable"])
+    return None
+
+
+def _tags_problem(tags: Any) -> RunRefused | None:
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        return RunRefused("tags", "must be an array of strings")
+    if len(tags) > MAX_TAGS:
+        return RunRefused("tags", f"at most {MAX_TAGS} tags, not {len(tags)}")
+    for index, tag in enumerate(tags):
+        if len(tag) > MAX_TAG_LENGTH:
+            return RunRefused(format_path(["tags", index]), f"at most {MAX_TAG_LENGTH} characters")
+    return None
+
+
+def _configurable_problem(configurable: Any) -> RunRefused | None:
+    if not isinstance(configurable, Mapping):
+        return RunRefused("configurable", "must be a JSON object")
+    version = configurable.get("version")
+    if version != 1 or isinstance(version, bool):
+        return RunRefused("configurable.version", "required, and 1")
+    for section, value in configurable.items():
+        where = ["configurable", section]
+        if section == "version":
+            continue
+        if section not in CONFIGURABLE_SECTIONS:
+            return RunRefused(format_path(where), "unknown section")
+        if not isinstance(value, Mapping):
+            return RunRefused(format_path(where), "must be a JSON object")
+        keys = CONFIGURABLE_SECTIONS[section]
+        unknown = next((key for key in value if keys is not None and key not in keys), None)
+        if unknown is not None:
+            return RunRefused(format_path([*where, unknown]), "unknown key")
+    ai = configurable.get("ai")
+    if isinstance(ai, Mapping) and "provider" in ai:
+        return RunRefused(
+            "configurable.ai.provider", "this host does not advertise aiProviders: it calls none"
+        )
+    return None
+
+
 def check_task_limit(request: CheckContext) -> RunRefused | None:
     """A suite has at most ``agents.evalSuite.maxTasksPerSuite`` tasks, when the host sets one."""
     limit = _eval_suite(request.capabilities).get("maxTasksPerSuite")
@@ -298,6 +379,7 @@ def check_fixture_errors(request: CheckContext) -> RunRefused | None:
 RUN_CREATE_CHECKS: tuple[Check, ...] = (
     check_suite_validates,
     check_agent_known,
+    check_run_options,
     check_eval_modes_allowed,
     check_mode_declared,
     check_mode_advertised,
