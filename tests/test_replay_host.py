@@ -344,3 +344,32 @@ def test_a_repeated_run_id_is_refused() -> None:
     host.create_run(example(RFC_SUITE))
     with pytest.raises(ValueError, match="repeated"):
         host.create_run(example(RFC_SUITE))
+
+
+def test_the_collector_is_paused_during_a_run_and_restored_after() -> None:
+    import gc
+
+    from toolcall_spec.host.reference import paused_gc
+
+    seen: list[bool] = []
+
+    def recording_tool(args: dict[str, Any]) -> dict[str, Any]:
+        seen.append(gc.isenabled())
+        return {"content": []}
+
+    suite = example(RFC_SUITE)
+    suite["modes"] = ["live-shadow"]
+    assert gc.isenabled()
+    ReferenceHost(live_tools={LOOKUP: recording_tool}).create_run(suite, mode="live-shadow")
+    assert seen == [False, False]
+    assert gc.isenabled()
+    with paused_gc(), paused_gc():  # nested (or on two threads): restored once, by the last
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # a collector the caller had disabled stays disabled
+    finally:
+        gc.enable()

@@ -15,12 +15,14 @@ Each behaviour a conformance leg checks is one overridable method (``serve_error
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
+import gc
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any, ClassVar, TypeVar
@@ -269,6 +271,10 @@ class ReferenceHost:
 
     def execute(self, run_id: str, request: RunRequest) -> RunRecord:
         """Run a request :meth:`check` accepted, to completion; the record is not stored."""
+        with paused_gc():
+            return self._execute(run_id, request)
+
+    def _execute(self, run_id: str, request: RunRequest) -> RunRecord:
         log = EventLog(run_id, self.clock)
         state = RunState(log)
         suite: Mapping[str, Any] = request.suite
@@ -340,7 +346,7 @@ class ReferenceHost:
             run_id = f"{self.tenant}/{self.ids()}"
             if run_id in self.store:
                 raise ValueError(f"the id source repeated the run id {run_id!r}")
-            owned = dataclasses.replace(request, suite=copy.deepcopy(request.suite))
+            owned = dataclasses.replace(request, suite=fresh_json(request.suite))
             self.store.put(self.execute(run_id, owned))
         return run_id
 
@@ -532,6 +538,32 @@ class ReferenceHost:
             delta = max(-1.0, min(1.0, aggregate - baseline))
             summary["regression"] = {"baselineRunId": baseline_run_id, "scoreDelta": delta}
         return summary
+
+
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection while a run executes (on any thread). A run allocates many
+    small objects and creates no cycles; collections over its growing log made the cost per task
+    grow with the suite (benchmarks/bench_replay.py). The collector is restored, as it was, when
+    the last run in progress ends."""
+    global _gc_pausers, _gc_was_enabled  # noqa: PLW0603  (the collector is process state)
+    with _gc_lock:
+        if _gc_pausers == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pausers += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def fresh_json(value: T) -> T:
