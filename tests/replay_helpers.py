@@ -158,7 +158,7 @@ fixed clock and ids (tests/test_replay_host.py keeps the file equal to a fresh r
 
 
 def record_example_run_log() -> str:
-    from toolcall_spec.replay import ReferenceHost
+    from toolcall_spec.host import ReferenceHost
 
     host = ReferenceHost(clock=FixedClock(), ids=lambda: "run-000000000001", tenant="acme")
     run_id = host.create_run(example("suites/rfc0245-fail-then-succeed.json"))

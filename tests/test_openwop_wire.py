@@ -254,3 +254,14 @@ def test_the_served_discovery_document_is_the_hosts() -> None:
         document = httpx.get(f"{running.url}/.well-known/openwop").json()
     assert "fixtureMatching" not in document["agents"]["evalSuite"]
     assert document["fixtures"] == [FIXTURE_ERROR]
+
+
+def test_another_tenants_run_id_is_refused_without_saying_whether_it_exists() -> None:
+    with serving() as running, client(running) as http:
+        run_id = create(http, FIXTURE_ERROR).json()["runId"]
+        wait_terminal(http, run_id)
+        opaque = run_id.partition("/")[2]
+        for other in (f"acme/{opaque}", "acme/0000000000000000"):  # one exists under local
+            answer = http.get(f"/runs/{project_id(other)}")
+            assert (answer.status_code, answer.json()["error"]) == (403, "id_tenant_mismatch")
+        assert http.get(f"/runs/{project_id('local/' + '0' * 32)}").status_code == 404

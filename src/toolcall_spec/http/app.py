@@ -221,10 +221,17 @@ class _Handlers:
 
     def _find_run(self, request: Request) -> tuple[ServedRun, str]:
         raw = _raw_path(request)
-        for run_id, rest in run_path_readings(raw):
+        readings = run_path_readings(raw)
+        for run_id, rest in readings:
             run = self.registry.get(run_id)
             if run is not None:
                 return run, rest
+        tenants = {run_id.partition("/")[0] for run_id, _ in readings if "/" in run_id}
+        if tenants and self.settings.tenant not in tenants:
+            # runs.md: another tenant's id is refused without saying whether the run exists
+            raise ApiError(
+                403, "id_tenant_mismatch", "the run id's tenant segment is not this caller's"
+            )
         raise ApiError(
             404,
             "not_found",

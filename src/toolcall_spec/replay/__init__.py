@@ -4,34 +4,10 @@ The reference host that runs them lives in ``toolcall_spec.host``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID, ScriptedAgent, ToolAnswer
 from toolcall_spec.replay.fixtures import MISS, FixtureServer, Miss, Served
 from toolcall_spec.replay.matching import args_match, json_equal
 from toolcall_spec.replay.refusal import RUN_CREATE_CHECKS, RunRefused, RunRequest
-
-_MOVED_TO_HOST = frozenset(
-    {
-        "CallResult",
-        "InvalidCapabilitiesError",
-        "ReferenceHost",
-        "TaskRun",
-        "UnknownRunError",
-        "default_capabilities",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    """The host's names, once exported here, now live in ``toolcall_spec.host`` (imported on
-    first use: the host imports replay, so replay cannot import it at load time)."""
-    if name in _MOVED_TO_HOST:
-        import toolcall_spec.host  # noqa: PLC0415
-
-        return getattr(toolcall_spec.host, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "MISS",
