@@ -56,7 +56,8 @@ class FixedClock:
 
 def counter_ids(prefix: str = "run") -> Any:
     count = iter(range(1, 1_000_000))
-    return lambda: f"{prefix}-{next(count)}"
+    # zero-padded: an OpenWOP opaque id is 16 to 128 characters
+    return lambda: f"{prefix}-{next(count):012d}"
 
 
 # --- the independent model ---------------------------------------------------------------------
@@ -116,7 +117,7 @@ def model_task(task: dict[str, Any], mode: str = "golden") -> ModelTask:
     """What RFC 0244 §D / RFC 0245 say one task's calls get, from first principles."""
     fixtures = task.get("fixtures", {})
     entries = fixtures.get("toolResponses", [])
-    on_miss = fixtures.get("onMiss", "error")
+    on_miss = fixtures.get("onMiss", "fail")
     consumed = [False] * len(entries)
     out = ModelTask()
     for call in task["input"]["calls"]:
@@ -156,6 +157,6 @@ fixed clock and ids (tests/test_replay_host.py keeps the file equal to a fresh r
 def record_example_run_log() -> str:
     from toolcall_spec.replay import ReferenceHost
 
-    host = ReferenceHost(clock=FixedClock(), ids=lambda: "run-1", tenant="acme")
+    host = ReferenceHost(clock=FixedClock(), ids=lambda: "run-000000000001", tenant="acme")
     run_id = host.create_run(example("suites/rfc0245-fail-then-succeed.json"))
     return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in host.events(run_id))

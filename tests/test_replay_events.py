@@ -49,6 +49,7 @@ def test_log_order_and_envelope() -> None:
         "eval.started",
         called, returned, called, returned, "eval.scored",
         called, returned, called, returned, called, returned, "eval.scored",
+        "toolcall-spec.eval.task-failed",  # the second task fails; eval.scored stays closed
         "eval.completed",
     ]  # fmt: skip
     assert [e["sequence"] for e in events] == list(range(len(events)))
@@ -99,7 +100,7 @@ def test_a_fixed_clock_and_ids_reproduce_the_log() -> None:
 
     first, second = run(), run()
     assert first == second
-    assert first[0]["runId"] == "local/run-1"
+    assert first[0]["runId"] == "local/run-000000000001"
     assert first[0]["timestamp"] == "2026-11-30T12:00:00.000Z"
     durations = [r["durationMs"] for _, r in tool_pairs(first)]
     assert durations == [5] * 5  # one 5 ms clock step between the two readings around a call

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from replay_helpers import example
 
-from toolcall_spec.replay.host import REASON_KEY, ReferenceHost
+from toolcall_spec.replay.host import TASK_FAILED_EVENT, ReferenceHost
 from toolcall_spec.replay.scoring import json_mismatch, output_text, score_task
 
 SEEN = [
@@ -81,8 +81,10 @@ def test_scores_reach_the_log_and_the_summary() -> None:
     run_id = host.create_run(suite)
     scored = [e["payload"] for e in host.events(run_id) if e["type"] == "eval.scored"]
     assert [s["passed"] for s in scored] == [True, False, False]
-    assert REASON_KEY not in scored[0]
-    assert scored[1][REASON_KEY] == "json-match: mismatch at [0].isError"
+    assert all(set(s) == {"taskId", "score", "passed"} for s in scored)  # eval.scored is closed
+    reasons = [e["payload"] for e in host.events(run_id) if e["type"] == TASK_FAILED_EVENT]
+    assert [r["taskId"] for r in reasons] == ["wrong", "rubric"]
+    assert reasons[0]["reason"] == "json-match: mismatch at [0].isError"
     summary = host.summary(run_id)
     assert summary["aggregateScore"] == pytest.approx(1 / 3)
     assert (summary["passed"], summary["passedCount"], summary["taskCount"]) == (True, 1, 3)

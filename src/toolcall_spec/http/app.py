@@ -291,14 +291,14 @@ def _summary(record: RunRecord) -> Response:
     if record.status == "running":
         raise ApiError(
             409,
-            "conflict",
+            "run_state_conflict",
             "the run is still running; its eval summary exists once it is terminal",
             {"status": record.status},
         )
     if record.outcome is None:
         raise ApiError(
             409,
-            "conflict",
+            "run_state_conflict",
             f"the run is {record.status} and produced no eval summary",
             {"status": record.status},
         )

@@ -64,8 +64,9 @@ LiveTool = Callable[[dict[str, Any]], Any]
 CAPABILITIES_FILE = "examples/capabilities/reference-host.json"
 """The reference host's discovery document, shipped as package data (also an example)."""
 
-REASON_KEY = "vendor.toolcall-spec.reason"
-"""``eval.scored`` member (vendor hatch) saying why a task failed; it never quotes suite content."""
+TASK_FAILED_EVENT = "toolcall-spec.eval.task-failed"
+"""Vendor event after a failed task's ``eval.scored`` (which is closed): ``{taskId, reason}``,
+why the task failed; it never quotes suite content."""
 
 DEFAULT_PASS_SCORE = 1.0
 """A suite without ``thresholds.passScore`` passes only when every task passes."""
@@ -332,7 +333,7 @@ class ReferenceHost:
             task_id=task["taskId"],
             index=index,
             mode=mode,
-            on_miss=fixtures.get("onMiss", "error"),
+            on_miss=fixtures.get("onMiss", "fail"),
             server=FixtureServer.for_task(task),
         )
 
@@ -345,9 +346,9 @@ class ReferenceHost:
         score = score_task(task.get("expected"), output)
         scored: dict[str, Any] = {"taskId": state.task_id, "score": score.score}
         scored["passed"] = score.passed
-        if score.reason is not None:
-            scored[REASON_KEY] = score.reason
         log.append(EVAL_SCORED, scored)
+        if score.reason is not None:
+            log.append(TASK_FAILED_EVENT, {"taskId": state.task_id, "reason": score.reason})
         return {
             "taskId": state.task_id,
             "score": score.score,
