@@ -4,8 +4,8 @@ The API (tests import it as ``from strategies import valid_documents, near_miss`
 
 - ``valid_documents(kind)``: documents the schema of ``kind`` accepts. They exercise every
   optional member, OpenWOP's identifier grammars, registered and vendor event types and error
-  codes, foreign members of open objects, every content block and capability record shape, and integral
-  floats (``3.0``) for integer members (JSON Schema counts them as integers).
+  codes, foreign members of open objects, every content block and capability record shape, and
+  integral floats (``3.0``) for integer members (JSON Schema counts them as integers).
 - ``near_misses_of(kind, document)``: one mutation of a valid ``document``: a boolean spelled
   ``"true"``, ``1``, ``1.0`` or ``null``; ``error`` beside ``outcome``; an unknown
   ``error_category``; an extra or a missing member; a category on a success; ``argsMatch`` without
@@ -135,6 +135,7 @@ def json_values(depth: int = 2) -> st.SearchStrategy[JSON]:
 
 
 _json_objects = st.dictionaries(_names, json_values(1), max_size=2)
+
 
 @cache
 def _foreign_keys(declared: frozenset[str]) -> st.SearchStrategy[str]:
@@ -453,7 +454,13 @@ capabilities = st.tuples(
             "protocolVersion": _minors,
             "extensions": st.dictionaries(_extension_keys, _json_objects, max_size=2),
             "implementation": _obj(
-                {}, {"name": _text(), "version": _text(), "vendor": _text(), "url": st.just("https://example.com/h")}
+                {},
+                {
+                    "name": _text(),
+                    "version": _text(),
+                    "vendor": _text(),
+                    "url": st.just("https://example.com/h"),
+                },
             ),
             "engineVersion": _integers(0),
             "eventLogSchemaVersion": _integers(2),
@@ -601,9 +608,11 @@ _segment = st.builds(
 _RUN_EVENT = all_schemas()["events/run-event.schema.json"]
 REGISTERED_EVENT_TYPES: tuple[str, ...] = tuple(_RUN_EVENT["$defs"]["RegisteredEventType"]["enum"])
 REGISTERED_DOMAINS = frozenset(t.partition(".")[0] for t in REGISTERED_EVENT_TYPES)
-_vendor_event_types = st.lists(_segment, min_size=2, max_size=3).filter(
-    lambda parts: parts[0] != "openwop" and parts[0] not in REGISTERED_DOMAINS
-).map(".".join)
+_vendor_event_types = (
+    st.lists(_segment, min_size=2, max_size=3)
+    .filter(lambda parts: parts[0] != "openwop" and parts[0] not in REGISTERED_DOMAINS)
+    .map(".".join)
+)
 _other_event_types = (
     st.sampled_from(REGISTERED_EVENT_TYPES).filter(lambda t: t not in PAYLOADS)
     | _vendor_event_types

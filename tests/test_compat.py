@@ -538,10 +538,18 @@ def test_on_miss_fail_is_recorded_as_a_new_value_and_a_changed_default() -> None
     comparison calls it major (a reader of 0.1 refuses ``fail``), although ``fail`` means what
     ``error`` meant; the CHANGELOG says so."""
     changes = compare_documents(
-        {path: read_schema(RELEASE_0_1 / path) for path in all_schemas() if (RELEASE_0_1 / path).exists()},
+        {
+            path: read_schema(RELEASE_0_1 / path)
+            for path in all_schemas()
+            if (RELEASE_0_1 / path).exists()
+        },
         dict(all_schemas()),
     )
-    on_miss = [(c.level, c.kind) for c in changes if c.file == SUITE and c.path == "tasks[].fixtures.onMiss"]
+    on_miss = [
+        (c.level, c.kind)
+        for c in changes
+        if c.file == SUITE and c.path == "tasks[].fixtures.onMiss"
+    ]
     assert ("major", "default-changed") in on_miss
     assert ("minor", "enum-value-added") in on_miss
     assert ("major", "enum-value-removed") not in on_miss  # error stays accepted

@@ -46,10 +46,10 @@ from toolcall_spec.loading import read_json_file
 WITH_SITES = sorted(path for path, schema in all_schemas().items() if object_sites(schema))
 
 
-
 SCHEMA_SIZED = settings(deadline=None)
 """Whole packaged schemas per example: the discovery document alone lists 80 members, so one
 example can take longer than Hypothesis's default deadline on a loaded machine."""
+
 
 def _one_file(path: str, new: Any) -> list[Change]:
     """The changes to one packaged file (its references into other files stay as they are)."""

@@ -273,7 +273,9 @@ def test_the_summary_is_409_while_running_then_200() -> None:
     with serving(settings=settings) as running, client(running) as http:
         run_id = create(http, FIXTURE_ERROR).json()["runId"]
         gate.wait_entered()
-        body = assert_envelope(http.get(f"{run_path(run_id)}/eval-summary"), 409, "run_state_conflict")
+        body = assert_envelope(
+            http.get(f"{run_path(run_id)}/eval-summary"), 409, "run_state_conflict"
+        )
         assert body["details"]["status"] == "running"
         snapshot = http.get(run_path(run_id)).json()
         assert (snapshot["status"], snapshot["isTerminal"]) == ("running", False)

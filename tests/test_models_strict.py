@@ -137,9 +137,13 @@ def test_unknown_members_are_rejected_except_through_the_hatch(
 def test_a_discovery_document_holds_upstream_families_and_nothing_else() -> None:
     record = {"status": "experimental", "since": "2.1", "until": "3.0", "witness": "claims-check"}
     with_facet = {**record, "facet": 1}  # a family this package does not interpret: facets open
-    assert_every_judge_says("capabilities", variant("capabilities", (("memory",), with_facet)), True)
+    assert_every_judge_says(
+        "capabilities", variant("capabilities", (("memory",), with_facet)), True
+    )
     for unknown in ("search", "x-build", "vendor.acme", "openwop-debug"):
-        assert_every_judge_says("capabilities", variant("capabilities", ((unknown,), record)), False)
+        assert_every_judge_says(
+            "capabilities", variant("capabilities", ((unknown,), record)), False
+        )
     for not_a_record in (
         1,
         {},
@@ -247,7 +251,11 @@ def test_a_stable_capability_record_has_no_until(family: str) -> None:
         ("eval.scored", {"taskId": "t", "score": "0.5", "passed": False}, False),
         ("eval.completed", {"aggregateScore": 1, "passed": True, "taskCount": 1}, False),
         ("eval.started", {"suiteId": "s", "suiteVersion": "1", "taskCount": 1, "modes": []}, True),
-        ("eval.started", {"suiteId": "s", "suiteVersion": "1", "taskCount": 1, "modes": ["x"]}, False),
+        (
+            "eval.started",
+            {"suiteId": "s", "suiteVersion": "1", "taskCount": 1, "modes": ["x"]},
+            False,
+        ),
         ("agent.tool-called", {"agentId": "a b", "toolName": "t", "callId": "c"}, False),
         ("run.started", {"workflowId": "w"}, True),
         ("run.started", {}, False),
@@ -422,7 +430,15 @@ def test_every_generated_model_has_the_json_base() -> None:
         ("run-event", [(("timestamp",), "2016-12-31T15:59:60-08:00")], True),
         ("run-event", [(("timestamp",), "0000-01-01T00:00:00Z")], True),
     ],
-    ids=["newline-code", "newline-type", "newline-country", "newline-timestamp", "leap", "leap-offset", "year-0"],
+    ids=[
+        "newline-code",
+        "newline-type",
+        "newline-country",
+        "newline-timestamp",
+        "leap",
+        "leap-offset",
+        "year-0",
+    ],
 )
 def test_known_oracle_divergences(
     kind: Kind, changes: list[tuple[tuple[str, ...], Any]], expected: bool
@@ -440,3 +456,54 @@ def test_numbers_beyond_the_float_range_are_a_model_limit() -> None:
     document = variant("tool-call-event", (("latency_ms",), 10**400))
     said = verdicts(judges("tool-call-event"), document)
     assert said == {"oracle": True, "fast": True, "model_json": False, "model_python": False}
+
+
+# --- OpenWOP v2 rules the generator cannot carry ------------------------------------------------
+
+_SUBJECT = {"issuer": "https://idp", "subjectId": "u-1", "tenant": "acme", "lane": "oidc"}
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.events.closed-payloads")
+@pytest.mark.parametrize(
+    ("subject", "valid"),
+    [
+        ({**_SUBJECT, "kind": "user"}, True),
+        ({**_SUBJECT, "kind": "anonymous"}, False),  # anonymous only on the anonymous lane
+        ({**_SUBJECT, "lane": "anonymous", "kind": "anonymous"}, True),
+        ({**_SUBJECT, "lane": "anonymous", "kind": "user"}, False),
+        ({**_SUBJECT, "lane": "saml", "kind": "user"}, False),  # saml needs keyClass
+        ({**_SUBJECT, "lane": "saml", "kind": "user", "keyClass": "opaque-idp"}, True),
+        ({**_SUBJECT, "kind": "user", "keyClass": "opaque-idp"}, False),  # only saml/scim
+        ({**_SUBJECT, "kind": "user", "actor": {**_SUBJECT, "kind": "agent"}}, True),
+        ({**_SUBJECT, "kind": "user", "actor": {**_SUBJECT, "kind": "anonymous"}}, False),
+        ({**_SUBJECT, "kind": "user", "tenant": "a/b"}, False),
+    ],
+)
+def test_the_run_owner_subject_follows_its_lane(subject: dict[str, Any], valid: bool) -> None:
+    payload = {"workflowId": "wf", "owner": {"tenant": "acme", "subject": subject}}
+    document = variant("run-event", (("type",), "run.started"), (PAYLOAD, payload))
+    assert_every_judge_says("run-event", document, valid)
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.schemas.upstream-strictness")
+@pytest.mark.parametrize(
+    ("details", "valid"),
+    [
+        ({"field": "tasks[0]"}, True),
+        ({"runStatus": "running"}, False),  # also run_state_conflict's details: two oneOf arms
+        ({"runStatus": 1}, True),
+        ({"supported": ["values"]}, False),
+        ({"supported": ["values", "nope"]}, True),
+        ({"supported": []}, True),
+        ({"type": "t", "keys": ["k"]}, False),
+        ({"type": "t", "keys": ["k"], "sequence": 0, "eventId": "e" * 16}, False),
+        ({"type": "t", "keys": ["k"], "eventId": "short"}, True),
+        ({"type": "t", "keys": ["k"], "field": "f"}, True),  # not the closed shape
+    ],
+    ids=repr,
+)
+def test_error_details_shaped_like_code_specific_details_are_refused(
+    details: dict[str, Any], valid: bool
+) -> None:
+    document = variant("error-envelope", (("details",), details))
+    assert_every_judge_says("error-envelope", document, valid)

@@ -1,6 +1,6 @@
 """Every packaged schema: valid draft 2020-12, a stable ``$id``, ``additionalProperties`` declared
-on every object definition, ``patternProperties`` only for the discovery ``extensions`` keys, and every ``$ref``
-resolvable offline from package data. The checks live in tests/checks.py, where
+on every object definition, ``patternProperties`` only for the discovery ``extensions`` keys, and
+every ``$ref`` resolvable offline from package data. The checks live in tests/checks.py, where
 tests/test_planted_defects.py proves each one finds a planted fault."""
 
 from __future__ import annotations

@@ -97,8 +97,14 @@ def test_every_fact_names_its_source() -> None:
         ("error-envelope", {"error": "not_registered"}),
         ("error-envelope", {"details": {"runStatus": "running"}}),
         ("eval-summary", {"suiteId": "no-infix"}),
-        ("capabilities", {"search": {"status": "stable", "since": "2.0", "witness": "claims-check"}}),
-        ("capabilities", {"toolHooks": {"status": "experimental", "since": "2.0", "witness": "claims-check"}}),
+        (
+            "capabilities",
+            {"search": {"status": "stable", "since": "2.0", "witness": "claims-check"}},
+        ),
+        (
+            "capabilities",
+            {"toolHooks": {"status": "experimental", "since": "2.0", "witness": "claims-check"}},
+        ),
         ("capabilities", {"eventLogSchemaVersion": 1}),
         ("capabilities", {"conformance": {"seamsProfile": "toolcall-spec.reference"}}),
     ],
@@ -221,7 +227,13 @@ def test_what_upstream_accepts_is_accepted_here(kind: Kind, data: st.DataObject)
 @pytest.mark.parametrize(
     "payload",
     [
-        {"agentId": "a", "toolName": "t", "callId": "c", "status": "ok", "error": {"code": "c", "message": "m"}},
+        {
+            "agentId": "a",
+            "toolName": "t",
+            "callId": "c",
+            "status": "ok",
+            "error": {"code": "c", "message": "m"},
+        },
         {"agentId": "a", "toolName": "t", "callId": "c", "status": "error"},
         {"agentId": "a", "toolName": "t", "callId": "c", "status": "forbidden", "durationMs": 0},
         [1],

@@ -90,7 +90,9 @@ def _inline_object(rule: Rule) -> dict[str, Any]:
         "additionalProperties": not rule.get("closed", False),
     }
     if "keys" in rule:
-        schema["patternProperties"] = {ecma(FACTS["grammars"][rule["keys"]]): _schema(rule["values"])}
+        schema["patternProperties"] = {
+            ecma(FACTS["grammars"][rule["keys"]]): _schema(rule["values"])
+        }
     if "minMembers" in rule:
         schema["minProperties"] = rule["minMembers"]
     return schema
@@ -129,9 +131,7 @@ _CONDITIONS: dict[str, list[dict[str, Any]]] = {
 
 
 def _additions(name: str) -> dict[str, Rule]:
-    return {
-        a["member"]: a["rule"] for a in FACTS["additions"]["members"] if a["object"] == name
-    }
+    return {a["member"]: a["rule"] for a in FACTS["additions"]["members"] if a["object"] == name}
 
 
 def _object(name: str, with_additions: bool) -> dict[str, Any]:
@@ -198,7 +198,9 @@ def without_uninterpreted(kind: str, document: Any) -> Any:
     agents = out.get("agents")
     if isinstance(agents, dict):
         facets = OBJECTS["AgentsFamily"]["members"]
-        out["agents"] = {k: v for k, v in agents.items() if not facets.get(k, {}).get("uninterpreted")}
+        out["agents"] = {
+            k: v for k, v in agents.items() if not facets.get(k, {}).get("uninterpreted")
+        }
     return out
 
 
@@ -252,8 +254,9 @@ def _grammar(name: str) -> st.SearchStrategy[str]:
 def _strategy(rule: Rule) -> st.SearchStrategy[Any]:
     if "object" in rule:
         return _object_documents(rule["object"])
-    if "anyOf" in rule or "oneOf" in rule:
-        return st.one_of([_strategy(part) for part in rule.get("anyOf", rule.get("oneOf", []))])
+    alternatives: list[Rule] = rule.get("anyOf") or rule.get("oneOf") or []
+    if alternatives:
+        return st.one_of([_strategy(part) for part in alternatives])
     if "const" in rule:
         return st.just(rule["const"])
     kind = rule["type"]
@@ -313,18 +316,19 @@ _MAKERS: dict[str, Callable[[Rule], st.SearchStrategy[Any]]] = {
 }
 
 
+def _deferred(rule: Rule) -> st.SearchStrategy[Any]:
+    """``rule``'s strategy, built when first drawn: the subject's actor chain refers onwards."""
+    return st.deferred(lambda: _strategy(rule))
+
+
 @cache
 def _object_documents(name: str) -> st.SearchStrategy[dict[str, Any]]:
     facts = OBJECTS[name]
     members = {
         member: rule for member, rule in facts["members"].items() if not rule.get("uninterpreted")
     }
-    required = {m: st.deferred(lambda r=members[m]: _strategy(r)) for m in facts["required"]}
-    optional = {
-        m: st.deferred(lambda r=rule: _strategy(r))
-        for m, rule in members.items()
-        if m not in facts["required"]
-    }
+    required = {m: _deferred(members[m]) for m in facts["required"]}
+    optional = {m: _deferred(rule) for m, rule in members.items() if m not in facts["required"]}
     documents = st.fixed_dictionaries(required, optional=optional)
     for rule in facts.get("rules", []):
         documents = documents.map(_FIXES[rule])
@@ -367,6 +371,9 @@ def upstream_documents(kind: str) -> st.SearchStrategy[Any]:
             lambda t: st.tuples(st.just(t), _object_documents(FACTS["payloadOfType"][t]))
         )
         documents = st.one_of(
-            documents, st.tuples(documents, typed).map(lambda p: {**p[0], "type": p[1][0], "payload": p[1][1]})
+            documents,
+            st.tuples(documents, typed).map(
+                lambda p: {**p[0], "type": p[1][0], "payload": p[1][1]}
+            ),
         )
     return documents.filter(lambda d: upstream_accepts(kind, d))

@@ -353,7 +353,9 @@ class SchemaPage:
         if _only_required(negated):
             assert isinstance(negated, Mapping)
             return f"{_and(negated['required'])} never appear together."
-        branches = negated.get("anyOf", []) if isinstance(negated, Mapping) else []
+        if not isinstance(negated, Mapping):
+            return self._raw("not", negated, where)
+        branches = negated.get("anyOf", [])
         if branches and set(negated) == {"anyOf"} and all(_is_shape(b) for b in branches):
             shapes = "; ".join(self._shape(b, where) for b in branches)
             return f"It must not match any of these shapes: {shapes}."

@@ -45,9 +45,10 @@ class JsonModel(BaseModel):
                 raise ValueError(f"{name} should match pattern {pattern.pattern!r}")
         for name, (patterns, literals) in _python_re_alternatives(cls).items():
             value = data.get(name)
-            if isinstance(value, str) and value not in literals:
-                if not any(p.search(value) for p in patterns):
-                    raise ValueError(f"{name} matches neither a listed value nor a pattern")
+            if not isinstance(value, str) or value in literals:
+                continue  # another type is the field's own check to report
+            if not any(p.search(value) for p in patterns):
+                raise ValueError(f"{name} matches neither a listed value nor a pattern")
         integral = {
             name: int(value)
             for name in _integer_members(cls)
@@ -237,7 +238,11 @@ class SubjectRules(JsonModel):
     def _lane_agrees_with_kind(cls, data: Any) -> Any:
         members = _members(data)
         lane, kind = members.get("lane"), members.get("kind")
-        if (kind == "anonymous") != (lane == "anonymous") and "lane" in members and "kind" in members:
+        if (
+            (kind == "anonymous") != (lane == "anonymous")
+            and "lane" in members
+            and "kind" in members
+        ):
             raise ValueError("an anonymous subject is on the anonymous lane, and only it")
         key_class_lane = lane in ("saml", "scim")
         if key_class_lane and "keyClass" not in members:
