@@ -18,8 +18,9 @@ import re
 from typing import Any
 
 import pytest
+from checks import fast, schema_copy
 from conftest import REPO
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 from strategies import near_misses_of, valid_documents
 from upstream_rules import (
@@ -248,3 +249,64 @@ def test_the_listed_stricter_rules_are_the_differences(payload: Any) -> None:
     assert upstream_accepts("run-event", document)
     assert not accepted_here("run-event", document)
     assert stricter_rules_refusing("run-event", document)
+
+
+# --- the properties can fail --------------------------------------------------------------------
+
+
+def _found(condition: Any, strategy: st.SearchStrategy[Any]) -> Any:
+    return find(
+        strategy,
+        condition,
+        settings=settings(max_examples=1000, deadline=None, database=None, derandomize=True),
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("path", "plant", "kind"),
+    [
+        (
+            "common/ids.schema.json",
+            lambda s: s["$defs"]["EventId"].update(pattern="^.+$"),
+            "run-event",
+        ),
+        (
+            "events/run-event.schema.json",
+            lambda s: s["$defs"]["VendorEventType"].update(pattern="^[a-z.-]+$"),
+            "run-event",
+        ),
+        (
+            "capabilities/discovery.schema.json",
+            lambda s: s.update(additionalProperties=True),
+            "capabilities",
+        ),
+    ],
+    ids=["loose-event-id", "loose-vendor-type", "open-discovery-root"],
+)
+def test_a_planted_looseness_is_found_upstream_refuses_it(
+    path: str, plant: Any, kind: Kind
+) -> None:
+    planted = schema_copy(path)
+    plant(planted)
+    accepts = fast(kind, {path: planted})
+    document = _found(
+        lambda d: accepts(d) and not upstream_accepts(kind, without_uninterpreted(kind, d), True),
+        st.one_of(
+            valid_documents(kind), valid_documents(kind).flatmap(lambda d: near_misses_of(kind, d))
+        ),
+    )
+    assert accepts(document)
+
+
+@pytest.mark.slow
+def test_a_planted_strictness_is_found_upstream_accepts_it() -> None:
+    path = "events/run-event-payloads.schema.json"
+    planted = schema_copy(path)
+    planted["$defs"]["AgentToolCalled"]["properties"]["principal"]["minLength"] = 1
+    accepts = fast("run-event", {path: planted})
+    document = _found(
+        lambda d: not accepts(d) and not stricter_rules_refusing("run-event", d),
+        upstream_documents("run-event"),
+    )
+    assert document["payload"]["principal"] == ""
