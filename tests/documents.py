@@ -54,8 +54,8 @@ BASE: dict[Kind, dict[str, Any]] = {
         "toolHooks": {"status": "stable", "since": "2.0", "witness": "seam-gated"},
     },
     "run-event": {
-        "eventId": "event-1",
-        "runId": "tenant/run-1",
+        "eventId": "event-0000000000001",
+        "runId": "tenant/run-000000000001",
         "schemaVersion": 1,
         "sequence": 3,
         "timestamp": NOW,

@@ -256,6 +256,17 @@ class AcceptsUnadvertisedFixtureRuns(ReferenceHost):
     refusal_checks: ClassVar[tuple[refusal.Check, ...]] = _without_check(refusal.check_fixture_runs)
 
 
+class BreaksUpstreamDiscovery(ReferenceHost):
+    """Serves a discovery document upstream refuses: era 1, and an experimental record without
+    ``until`` (the reference host validates its own document, so the breakage comes after)."""
+
+    def discovery(self) -> dict[str, Any]:
+        document = copy.deepcopy(super().discovery())
+        document["eventLogSchemaVersion"] = 1
+        document["agents"].pop("until", None)
+        return document
+
+
 def _without_members(cls: type[ReferenceHost], *members: str) -> Callable[[], ReferenceHost]:
     return lambda: cls().without(*members)
 
@@ -396,6 +407,11 @@ MUTANTS: tuple[Mutant, ...] = (
         "takes fixtureRuns without advertising recordedFixtures",
         _without_members(AcceptsUnadvertisedFixtureRuns, "recordedFixtures"),
         "openwop.requirement.0252.fixture-runs-gated",
+    ),
+    Mutant(
+        "serves a discovery document upstream refuses",
+        BreaksUpstreamDiscovery,
+        "toolcall-spec.requirement.wire.discovery-valid",
     ),
 )
 

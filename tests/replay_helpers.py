@@ -120,7 +120,7 @@ def model_task(task: dict[str, Any], mode: str = "golden") -> ModelTask:
     """What RFC 0244 §D / RFC 0245 say one task's calls get, from first principles."""
     fixtures = task.get("fixtures", {})
     entries = fixtures.get("toolResponses", [])
-    on_miss = fixtures.get("onMiss", "error")
+    on_miss = fixtures.get("onMiss", "fail")
     consumed = [False] * len(entries)
     out = ModelTask()
     for call in task["input"]["calls"]:

@@ -3,9 +3,9 @@
 The API (tests import it as ``from strategies import valid_documents, near_miss``):
 
 - ``valid_documents(kind)``: documents the schema of ``kind`` accepts. They exercise every
-  optional member, the vendor hatch (``x-``/``openwop-``/``vendor.`` keys) where the schema has one,
-  foreign members of open objects, every content block and capability record shape, and integral
-  floats (``3.0``) for integer members (JSON Schema counts them as integers).
+  optional member, OpenWOP's identifier grammars, registered and vendor event types and error
+  codes, foreign members of open objects, every content block and capability record shape, and
+  integral floats (``3.0``) for integer members (JSON Schema counts them as integers).
 - ``near_misses_of(kind, document)``: one mutation of a valid ``document``: a boolean spelled
   ``"true"``, ``1``, ``1.0`` or ``null``; ``error`` beside ``outcome``; an unknown
   ``error_category``; an extra or a missing member; a category on a success; ``argsMatch`` without
@@ -39,7 +39,7 @@ from typing import Any, Protocol, TypeVar
 from hypothesis import event
 from hypothesis import strategies as st
 
-from toolcall_spec.catalog import Kind
+from toolcall_spec.catalog import Kind, all_schemas
 
 JSON = Any
 T = TypeVar("T")
@@ -55,7 +55,6 @@ class Draw(Protocol):
 BOOLEAN_LOOKALIKES: tuple[JSON, ...] = ("true", "True", "false", 1, 0, 1.0, 0.0, None, "1", [], {})
 """JSON values that are not the boolean ``true`` but are often read as one (or as ``false``)."""
 
-HATCH_PREFIXES = ("x-", "openwop-", "vendor.")
 EVAL_MODES = ("golden", "rubric", "adversarial", "regression", "live-shadow")
 ERROR_CATEGORIES = (
     "auth",
@@ -137,10 +136,6 @@ def json_values(depth: int = 2) -> st.SearchStrategy[JSON]:
 
 _json_objects = st.dictionaries(_names, json_values(1), max_size=2)
 
-_hatch_keys = st.builds(
-    str.__add__, st.sampled_from(HATCH_PREFIXES), st.text(LOWER + DIGITS + "-._", max_size=6)
-)
-
 
 @cache
 def _foreign_keys(declared: frozenset[str]) -> st.SearchStrategy[str]:
@@ -152,16 +147,13 @@ def _obj(
     required: Mapping[str, st.SearchStrategy[Any]],
     optional: Mapping[str, st.SearchStrategy[Any]] | None = None,
     *,
-    hatch: bool = False,
     open_values: st.SearchStrategy[Any] | None = None,
 ) -> st.SearchStrategy[dict[str, Any]]:
-    """An object with its required members, any subset of its optional members, vendor hatch
-    members when ``hatch``, and foreign members with ``open_values`` when the object is open."""
+    """An object with its required members, any subset of its optional members, and foreign
+    members with ``open_values`` when the object is open."""
     declared = frozenset(required) | frozenset(optional or {})
     base = st.fixed_dictionaries(dict(required), optional=dict(optional or {}))
     extras: list[st.SearchStrategy[dict[str, Any]]] = []
-    if hatch:
-        extras.append(st.dictionaries(_hatch_keys, json_values(1), max_size=2))
     if open_values is not None:
         extras.append(st.dictionaries(_foreign_keys(declared), open_values, max_size=2))
     if not extras:
@@ -260,6 +252,47 @@ call_tool_results = _obj(
     open_values=json_values(1),
 )
 
+# --- OpenWOP v2 identifiers (the packaged schemas/common/ids.schema.json) ----------------------
+
+ID_CHARS = LOWER + LOWER.upper() + DIGITS + "._~-"
+_opaque_ids = st.text(ID_CHARS, min_size=16, max_size=24)
+event_ids = _opaque_ids
+run_ids = st.builds("{}/{}".format, st.text(ID_CHARS, min_size=1, max_size=8), _opaque_ids)
+author_ids = st.text(ID_CHARS + ":", min_size=1, max_size=12)
+"""agentId, workflowId, nodeId: author-chosen, 1 to 128 of ``A-Z a-z 0-9 . _ ~ : -``."""
+tenant_ids = st.builds(
+    str.__add__, st.sampled_from(["", "anon:"]), st.text(ID_CHARS, min_size=1, max_size=8)
+)
+_subject_ids = st.text(LOWER + DIGITS + "@:|._-", min_size=1, max_size=12)
+_LANES = ("api-key", "oauth2", "oidc", "mtls", "saml", "scim", "ldap", "workload", "session")
+
+
+@st.composite
+def _subjects(draw: Draw, depth: int = 0) -> dict[str, Any]:
+    """A run owner's subject: anonymous exactly on the anonymous lane, ``keyClass`` exactly on the
+    saml and scim lanes, and an actor chain at most four deep."""
+    anonymous = draw(st.booleans())
+    lane = "anonymous" if anonymous else draw(st.sampled_from(_LANES))
+    kind = "anonymous" if anonymous else draw(st.sampled_from(["user", "agent", "workload"]))
+    subject: dict[str, Any] = {
+        "issuer": draw(st.text(LOWER + DIGITS + ":/.", min_size=1, max_size=12)),
+        "subjectId": draw(_subject_ids),
+        "tenant": draw(tenant_ids),
+        "lane": lane,
+        "kind": kind,
+    }
+    if lane in ("saml", "scim"):
+        subject["keyClass"] = draw(st.sampled_from(["opaque-idp", "configured-immutable"]))
+    if depth < 4 and draw(st.integers(0, 3)) == 0:
+        subject["actor"] = draw(_subjects(depth + 1))
+    return subject
+
+
+owners = _obj(
+    {"tenant": tenant_ids, "subject": _subjects()},
+    {"workspace": st.text(ID_CHARS, min_size=1, max_size=8)},
+)
+
 _opaque = json_values() | call_tool_results
 """Opaque payloads (a fixture response, an outcome): any JSON, often an MCP result."""
 
@@ -301,7 +334,7 @@ _fixtures = _obj(
     {},
     {
         "toolResponses": st.lists(_fixture_entries(), max_size=3),
-        "onMiss": st.sampled_from(["error", "live"]),
+        "onMiss": st.sampled_from(["fail", "live", "error"]),
         "memorySeed": st.lists(_json_objects, max_size=2),
     },
 )
@@ -329,7 +362,7 @@ suites = _obj(
         "tasks": st.lists(_eval_task, min_size=1, max_size=2),
     },
     {
-        "targetAgentId": _text(1),
+        "targetAgentId": author_ids,
         "allowedModels": st.lists(
             st.sampled_from(
                 ["reasoning", "writing", "coding", "research", "classification", "general"]
@@ -352,15 +385,19 @@ suites = _obj(
 _witnesses = st.sampled_from(
     ["witnessable-unaided", "witnessable-gated", "seam-gated", "claims-check", "negative-existence"]
 )
+_minors = st.builds("{}.{}".format, st.integers(0, 99), st.integers(0, 99))
+_untils = _minors | st.dates().map(date.isoformat).filter(lambda d: len(d) == 10)
 
 
 def _capability_records(
-    facets: Mapping[str, st.SearchStrategy[Any]] | None = None,
+    facets: Mapping[str, st.SearchStrategy[Any]] | None = None, *, open_facets: bool = False
 ) -> st.SearchStrategy[dict[str, Any]]:
-    """Family records; ``until`` only when the record is not stable; open facets beside it."""
-    # A foreign facet named status or until is overwritten or dropped below.
+    """Family records: ``until`` exactly when the record is not stable; ``facets`` beside the
+    record members, and foreign facets too when the family is one this package leaves open."""
     members = _obj(
-        {"since": _text(1), "witness": _witnesses}, dict(facets or {}), open_values=json_values(1)
+        {"since": _minors, "witness": _witnesses},
+        dict(facets or {}),
+        open_values=json_values(1) if open_facets else None,
     )
 
     @st.composite
@@ -368,8 +405,8 @@ def _capability_records(
         record = draw(members)
         record["status"] = draw(st.sampled_from(["stable", "experimental", "deprecated"]))
         record.pop("until", None)
-        if record["status"] != "stable" and draw(st.booleans()):
-            record["until"] = draw(_text(1))
+        if record["status"] != "stable":
+            record["until"] = draw(_untils)
         return record
 
     return records()
@@ -383,45 +420,65 @@ _eval_suite_capability = _obj(
         "maxCostUsdPerSuite": _numbers(0),
         "fixtureMatching": st.booleans(),
         "fixtureErrors": st.booleans(),
+        "baselineSelection": st.booleans(),
+        "recordedFixtures": st.booleans(),
     },
-    hatch=True,
 )
 
-_CAPABILITY_MEMBERS = frozenset(
-    {
-        "protocolVersions",
-        "preferredVersion",
-        "implementation",
-        "engineVersion",
-        "eventLogSchemaVersion",
-        "conformance",
-        "fixtures",
-        "agents",
-        "toolHooks",
-    }
+_DISCOVERY = all_schemas()["capabilities/discovery.schema.json"]
+OTHER_FAMILIES = tuple(
+    name
+    for name, member in _DISCOVERY["properties"].items()
+    if member.get("$ref") == "#/$defs/CapabilityRecord"
 )
-
-
-def _is_family_name(key: str) -> bool:
-    return key not in _CAPABILITY_MEMBERS and not key.startswith(HATCH_PREFIXES)
-
-
-_protocol_versions = st.builds("{}.{}".format, st.integers(0, 99), st.integers(0, 99))
-_generic_records = _capability_records()
+"""The OpenWOP v2 families this package checks as bare records (their facets stay open)."""
+UNCHECKED_METADATA = tuple(
+    name for name, member in _DISCOVERY["properties"].items() if set(member) == {"description"}
+)
+UNCHECKED_AGENT_FACETS = tuple(
+    name
+    for name, member in _DISCOVERY["$defs"]["AgentsFamily"]["properties"].items()
+    if set(member) == {"description"}
+)
+_extension_keys = st.builds(
+    "{}.{}".format, _word(LOWER, LOWER + DIGITS, 5), _word(LOWER, LOWER + DIGITS, 5)
+)
 
 capabilities = st.tuples(
     _obj(
         {
-            "protocolVersions": st.lists(_protocol_versions, min_size=1, max_size=3, unique=True),
-            "preferredVersion": _protocol_versions,
+            "protocolVersions": st.lists(_minors, min_size=1, max_size=3, unique=True),
+            "preferredVersion": _minors,
         },
         {
-            "implementation": _obj({"name": _text(1)}, {"version": _text(1)}, hatch=True),
+            "protocolVersion": _minors,
+            "extensions": st.dictionaries(_extension_keys, _json_objects, max_size=2),
+            "implementation": _obj(
+                {},
+                {
+                    "name": _text(),
+                    "version": _text(),
+                    "vendor": _text(),
+                    "url": st.just("https://example.com/h"),
+                },
+            ),
             "engineVersion": _integers(0),
-            "eventLogSchemaVersion": _integers(1),
-            "conformance": _obj({}, {"seamsProfile": _text(1)}, hatch=True),
+            "eventLogSchemaVersion": _integers(2),
+            "conformance": _obj(
+                {},
+                {
+                    "mockAgent": st.booleans(),
+                    "certificationBundleUrl": st.just("https://example.com/bundle.json"),
+                    "seamsProfile": st.just("openwop-conformance-seams-v2"),
+                },
+            ),
             "fixtures": st.lists(_text(1), max_size=3, unique=True),
-            "agents": _capability_records({"evalSuite": _eval_suite_capability}),
+            "agents": _capability_records(
+                {
+                    "evalSuite": _eval_suite_capability,
+                    **{facet: json_values(1) for facet in UNCHECKED_AGENT_FACETS},
+                }
+            ),
             "toolHooks": _capability_records(
                 {
                     "prePostEvents": st.booleans(),
@@ -429,11 +486,13 @@ capabilities = st.tuples(
                     "perToolRateLimit": st.booleans(),
                 }
             ),
+            **{member: json_values(1) for member in UNCHECKED_METADATA},
         },
-        hatch=True,
     ),
-    # Other families: any name outside the hatch and the declared members holds a record.
-    st.dictionaries(_names.filter(_is_family_name), _generic_records, max_size=2),
+    # Other families: records whose facets this package leaves open.
+    st.dictionaries(
+        st.sampled_from(OTHER_FAMILIES), _capability_records(open_facets=True), max_size=2
+    ),
 ).map(lambda parts: {**parts[1], **parts[0]})
 
 # --- run events ---------------------------------------------------------------------------------
@@ -441,25 +500,22 @@ capabilities = st.tuples(
 _error_objects = _obj(
     {"code": _text(1), "message": _text(1)},
     {"details": _json_objects, "retryable": st.booleans()},
-    hatch=True,
 )
 
 _tool_called = _obj(
-    {"agentId": _text(1), "toolName": _text(1), "callId": _text(1)},
+    {"agentId": author_ids, "toolName": _text(1), "callId": _text(1)},
     {
         "inputs": json_values(),
-        "argsHash": st.text("0123456789abcdef", min_size=64, max_size=64),
-        "principal": _text(1),
+        "argsHash": st.text("0123456789abcdef", min_size=64, max_size=64) | _text(),
+        "principal": _text(),
         "transport": st.sampled_from(["mcp", "http", "native"]),
         "causationHostId": _text(1),
     },
-    hatch=True,
 )
 
 _tool_returned_base = _obj(
-    {"agentId": _text(1), "toolName": _text(1), "callId": _text(1)},
+    {"agentId": author_ids, "toolName": _text(1), "callId": _text(1)},
     {"causationHostId": _text(1)},
-    hatch=True,
 )
 
 
@@ -494,6 +550,21 @@ tool_returned_payloads = _tool_returned_payloads()
 (``error``), a refusal (``forbidden``/``rate_limited``, no ``durationMs``), or neither."""
 
 PAYLOADS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+    "run.started": _obj(
+        {"workflowId": author_ids},
+        {
+            "inputs": _json_objects,
+            "transport": st.sampled_from(["rest", "mcp", "a2a", "ui"]),
+            "engineVersion": _integers(0),
+            "owner": owners,
+            "tags": st.lists(_text(), max_size=2),
+            "metadata": _json_objects,
+        },
+    ),
+    "run.completed": _obj({"outputs": _json_objects}, {"durationMs": _integers(0)}),
+    "run.failed": _obj(
+        {"error": _error_objects}, {"failedNodeId": author_ids, "durationMs": _integers(0)}
+    ),
     "agent.tool-called": _tool_called,
     "agent.tool-returned": tool_returned_payloads,
     "eval.started": _obj(
@@ -501,10 +572,14 @@ PAYLOADS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "suiteId": _text(1),
             "suiteVersion": _text(1),
             "taskCount": _integers(0),
-            "modes": st.lists(st.sampled_from(EVAL_MODES), min_size=1, unique=True),
+            "modes": st.lists(st.sampled_from(EVAL_MODES), unique=True),
         },
-        {"baselineRunId": _text(1)},
-        hatch=True,
+        {
+            "baselineRunId": run_ids,
+            "fixtureRuns": st.dictionaries(
+                _word(LOWER + DIGITS, LOWER + DIGITS + "-"), run_ids, min_size=1, max_size=2
+            ),
+        },
     ),
     "eval.scored": _obj(
         {"taskId": _text(1), "score": _numbers(0, 1), "passed": st.booleans()},
@@ -514,7 +589,6 @@ PAYLOADS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "schemaValid": st.booleans(),
             "safetyFindingCount": _integers(0),
         },
-        hatch=True,
     ),
     "eval.completed": _obj(
         {
@@ -524,7 +598,6 @@ PAYLOADS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
             "passedCount": _integers(0),
         },
         {"regressionVsBaseline": _numbers(-1, 1)},
-        hatch=True,
     ),
 }
 """The payload strategy of each event type the run-event schema checks."""
@@ -532,19 +605,29 @@ PAYLOADS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
 _segment = st.builds(
     str.__add__, _word(LOWER, LOWER + DIGITS, 5), st.sampled_from(["", "-x", "-a1", "-2"])
 )
+_RUN_EVENT = all_schemas()["events/run-event.schema.json"]
+REGISTERED_EVENT_TYPES: tuple[str, ...] = tuple(_RUN_EVENT["$defs"]["RegisteredEventType"]["enum"])
+REGISTERED_DOMAINS = frozenset(t.partition(".")[0] for t in REGISTERED_EVENT_TYPES)
+_vendor_event_types = (
+    st.lists(_segment, min_size=2, max_size=3)
+    .filter(lambda parts: parts[0] != "openwop" and parts[0] not in REGISTERED_DOMAINS)
+    .map(".".join)
+)
 _other_event_types = (
-    st.lists(_segment, min_size=2, max_size=3).map(".".join).filter(lambda t: t not in PAYLOADS)
+    st.sampled_from(REGISTERED_EVENT_TYPES).filter(lambda t: t not in PAYLOADS)
+    | _vendor_event_types
+    | st.just("toolcall-spec.eval.task-failed")
 )
 
 _envelopes = _obj(
     {
-        "eventId": _text(1),
-        "runId": _text(1),
+        "eventId": event_ids,
+        "runId": run_ids,
         "schemaVersion": _integers(1),
         "sequence": _integers(0),
         "timestamp": timestamps,
     },
-    {"nodeId": _text(1), "engineVersion": _integers(0), "causationId": _text(1)},
+    {"nodeId": author_ids, "engineVersion": _integers(0), "causationId": event_ids},
 )
 
 _typed_payloads = st.one_of(
@@ -571,17 +654,25 @@ def events_of_type(
 
 # --- eval summary, error envelope ---------------------------------------------------------------
 
+_suite_ids = st.builds(
+    "{}.evals.{}".format,
+    st.text(LOWER + DIGITS + ".-", min_size=1, max_size=10),
+    st.text(LOWER + DIGITS + "-", min_size=1, max_size=10),
+)
+_task_ids = _word(LOWER + DIGITS, LOWER + DIGITS + "-")
+_MODEL_CLASSES = ("reasoning", "writing", "coding", "research", "classification", "general")
+
 eval_summaries = _obj(
     {
-        "suiteId": _text(1),
-        "suiteVersion": _text(1),
+        "suiteId": _suite_ids,
+        "suiteVersion": _semver,
         "aggregateScore": _numbers(0, 1),
         "passed": st.booleans(),
         "taskCount": _integers(0),
         "passedCount": _integers(0),
         "tasks": st.lists(
             _obj(
-                {"taskId": _text(1), "score": _numbers(0, 1), "passed": st.booleans()},
+                {"taskId": _task_ids, "score": _numbers(0, 1), "passed": st.booleans()},
                 {
                     "costUsd": _numbers(0),
                     "latencyMs": _integers(0),
@@ -602,11 +693,12 @@ eval_summaries = _obj(
         ),
     },
     {
-        "evaluatedModelClass": _text(1),
+        "evaluatedModelClass": st.sampled_from(_MODEL_CLASSES),
         "totalCostUsd": _numbers(0),
         "fixtureMissCount": _integers(0),
+        "pinnedNodeIds": st.lists(author_ids, max_size=2, unique=True),
         "regression": _obj(
-            {"baselineRunId": _text(1), "scoreDelta": _numbers(-1, 1)}, {"diffRef": _text(1)}
+            {"baselineRunId": run_ids, "scoreDelta": _numbers(-1, 1)}, {"diffRef": _text()}
         ),
     },
 )
@@ -615,11 +707,40 @@ _code_names = _word(LOWER, LOWER + DIGITS + "_", 10)
 _vendor_orgs = st.builds(
     str.__add__, _word(LOWER, LOWER + DIGITS, 6), st.sampled_from(["", "-x", "-ab1"])
 ).filter(lambda org: org != "openwop")
-_error_codes = _code_names | st.builds("{}.{}".format, _vendor_orgs, _code_names)
+_ERROR_ENVELOPE = all_schemas()["events/error-envelope.schema.json"]
+REGISTERED_ERROR_CODES: tuple[str, ...] = tuple(
+    _ERROR_ENVELOPE["$defs"]["RegisteredErrorCode"]["enum"]
+)
+_error_codes = st.sampled_from(REGISTERED_ERROR_CODES) | st.builds(
+    "{}.{}".format, _vendor_orgs, _code_names
+)
+
+
+def is_code_specific_details(details: dict[str, Any]) -> bool:
+    """Details shaped like one of OpenWOP's code-specific details (see ErrorDetails)."""
+    supported = details.get("supported")
+    modes = ("values", "updates", "messages", "debug")
+    if isinstance(supported, list) and supported and all(m in modes for m in supported):
+        return True
+    if isinstance(details.get("runStatus"), str):
+        return True
+    keys = details.get("keys")
+    return (
+        {"type", "keys"} <= details.keys() <= {"type", "keys", "eventId", "sequence"}
+        and isinstance(details["type"], str)
+        and isinstance(keys, list)
+        and bool(keys)
+        and all(isinstance(k, str) for k in keys)
+    )
+
 
 error_envelopes = _obj(
     {"error": _error_codes, "message": _text(1)},
-    {"details": _obj({}, {"field": _text(1)}, open_values=json_values(1))},
+    {
+        "details": _obj({}, {"field": _text(1)}, open_values=json_values(1)).filter(
+            lambda d: not is_code_specific_details(d)
+        )
+    },
 )
 
 # --- analytics ----------------------------------------------------------------------------------
@@ -900,15 +1021,42 @@ def _entry_is_error_lookalike(draw: Draw, suite: JSON) -> JSON:
     return out
 
 
-def _stable_record_with_until(draw: Draw, doc: JSON) -> JSON:
-    family = _choice(draw, ["agents", "toolHooks", "search"])
-    record = doc.get(family) or {"since": "2.0", "witness": "claims-check"}
-    return {**doc, family: {**record, "status": "stable", "until": draw(_text(1))}}
+def _record_lifetime_broken(draw: Draw, doc: JSON) -> JSON:
+    family = _choice(draw, ["agents", "toolHooks", "memory"])
+    record = {k: v for k, v in (doc.get(family) or {}).items() if k != "until"}
+    record.setdefault("since", "2.0")
+    record.setdefault("witness", "claims-check")
+    if draw(st.booleans()):
+        return {**doc, family: {**record, "status": "stable", "until": draw(_untils)}}
+    return {**doc, family: {**record, "status": _choice(draw, ["experimental", "deprecated"])}}
 
 
 def _family_not_a_record(draw: Draw, doc: JSON) -> JSON:
-    name = _choice(draw, ["search", "memory", "X-acme", "openwop"])
+    name = _choice(draw, ["search", "memory", "X-acme", "openwop", "x-build", "vendor.acme"])
     return {**doc, name: draw(json_values(1))}
+
+
+def _wrong_grammar(draw: Draw, doc: JSON) -> JSON:
+    """A value just outside an OpenWOP grammar: a short opaque id, a bad minor, a reserved type."""
+    bad = {
+        "eventId": "e" * 15,
+        "runId": "tenant-only",
+        "agentId": "a b",
+        "type": _choice(draw, ["openwop.x", "run.startd", "agent.toolCalled", "a.b.c.d"]),
+        "since": "2",
+        "until": "soon",
+        "eventLogSchemaVersion": 1,
+        "seamsProfile": "toolcall-spec.reference",
+        "suiteId": "no-infix",
+        "taskId": "Task",
+        "error": _choice(draw, ["not_registered", "openwop.x"]),
+    }
+    picked = _pick(draw, doc, lambda v: isinstance(v, dict) and bool(set(v) & set(bad)))
+    if picked is None:
+        return None
+    path, obj = picked
+    key = _choice(draw, sorted(set(obj) & set(bad)))
+    return _set(doc, (*path, key), bad[key])
 
 
 def _tool_returned_event(event_doc: JSON, payload: JSON) -> JSON:
@@ -995,15 +1143,17 @@ TARGETED_MUTATIONS: dict[Kind, dict[str, Mutation]] = {
         "entry-is-error-lookalike": _entry_is_error_lookalike,
     },
     "capabilities": {
-        "stable-record-with-until": _stable_record_with_until,
+        "record-lifetime-broken": _record_lifetime_broken,
         "family-not-a-record": _family_not_a_record,
+        "wrong-grammar": _wrong_grammar,
     },
     "run-event": {
         "error-with-outcome": _error_with_outcome,
         "status-contradicts-members": _status_contradicts_members,
         "payload-of-another-type": _payload_of_another_type,
+        "wrong-grammar": _wrong_grammar,
     },
-    "eval-summary": {},
+    "eval-summary": {"wrong-grammar": _wrong_grammar},
     "error-envelope": {
         "reserved-vendor-org": lambda draw, doc: {
             **doc,
@@ -1039,8 +1189,10 @@ def _mutated(draw: Draw, kind: Kind, document: JSON) -> JSON:
     targeted = TARGETED_MUTATIONS[kind]
     if len(targeted) > 0 and draw(st.booleans()):
         name = _choice(draw, list(targeted))
-        event(f"near miss: {name}")
-        return targeted[name](draw, document)
+        aimed = targeted[name](draw, document)
+        if aimed is not None:  # wrong-grammar needs a member it knows
+            event(f"near miss: {name}")
+            return aimed
     # Hypothesis favours the first options: the ones that break a document most often come first.
     name = _choice(draw, list(GENERIC_MUTATIONS))
     mutated = GENERIC_MUTATIONS[name](draw, document)

@@ -25,6 +25,8 @@ ENTRY = "tasks[].fixtures.toolResponses[]"
 RFC_0244_SUITE = REPO / "tests/data/compat/rfc0244/agent-eval-suite.schema.json"
 """The suite schema as RFC 0244 published it: an entry is ``{tool, args?, argsMatch?,
 response}``."""
+RELEASE_0_1 = REPO / "tests/data/compat/0.1"
+"""The schemas of this package's 0.1 release (RFC 0245 landed), before the OpenWOP v2 alignment."""
 
 Schemas = dict[str, Any]
 
@@ -246,13 +248,9 @@ def test_a_member_added_to_an_open_object_narrows_what_it_may_hold() -> None:
     assert "member-documented" in [c.kind for c in unconstrained]
 
 
-def test_a_capability_record_listed_where_records_were_accepted_changes_nothing() -> None:
-    changes = planted(
-        lambda s: s[DISCOVERY]["properties"].update(memory={"$ref": "#/$defs/CapabilityRecord"})
-    )
-    assert [(c.level, c.kind, c.path) for c in changes] == [
-        ("patch", "member-documented", "memory")
-    ]
+def test_a_family_dropped_from_the_closed_discovery_root_is_major() -> None:
+    changes = planted(lambda s: s[DISCOVERY]["properties"].pop("memory"))
+    assert ("major", "member-removed", DISCOVERY, "memory") in found(changes)
 
 
 def test_a_schema_file_removed_is_major_and_one_added_minor() -> None:
@@ -309,7 +307,7 @@ def test_a_changed_condition_is_major() -> None:
 def test_rfc_0245_fixture_entry_is_additive_over_rfc_0244() -> None:
     """The published RFC 0244 entry ``{tool, args?, argsMatch?, response}`` becomes ours: an
     optional ``isError``, and ``response`` no longer required (an error entry may leave it out)."""
-    changes = compare(read_schema(RFC_0244_SUITE), all_schemas()[SUITE])
+    changes = compare(read_schema(RFC_0244_SUITE), read_schema(RELEASE_0_1 / SUITE))
     assert found(changes) == [
         ("minor", "member-added-optional", "", f"{ENTRY}.isError"),
         ("minor", "member-made-optional", "", f"{ENTRY}.response"),
@@ -532,3 +530,27 @@ def test_reordered_alternatives_and_enum_values_are_no_change() -> None:
     assert compare(old, new) == []
     narrowed = {"anyOf": [{"enum": [True, False, 0]}, {"enum": [True, False]}]}
     assert [change.level for change in compare(old, narrowed)] == ["major"]
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.suite.on-miss-fail")
+def test_on_miss_fail_is_recorded_as_a_new_value_and_a_changed_default() -> None:
+    """0.1 -> now: ``fail`` joins the values and becomes the default. The default changed, so the
+    comparison calls it major (a reader of 0.1 refuses ``fail``), although ``fail`` means what
+    ``error`` meant; the CHANGELOG says so."""
+    changes = compare_documents(
+        {
+            path: read_schema(RELEASE_0_1 / path)
+            for path in all_schemas()
+            if (RELEASE_0_1 / path).exists()
+        },
+        dict(all_schemas()),
+    )
+    on_miss = [
+        (c.level, c.kind)
+        for c in changes
+        if c.file == SUITE and c.path == "tasks[].fixtures.onMiss"
+    ]
+    assert ("major", "default-changed") in on_miss
+    assert ("minor", "enum-value-added") in on_miss
+    assert ("major", "enum-value-removed") not in on_miss  # error stays accepted
+    assert verdict(changes) == "major"

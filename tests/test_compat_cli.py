@@ -19,6 +19,8 @@ from toolcall_spec.catalog import all_schemas
 SCHEMAS = REPO / "schemas"
 SUITE = "suites/agent-eval-suite.schema.json"
 RFC_0244_SUITE = REPO / "tests/data/compat/rfc0244/agent-eval-suite.schema.json"
+RELEASE_0_1 = REPO / "tests/data/compat/0.1"
+"""The schemas of the 0.1 release: RFC 0245 as it landed, before the OpenWOP v2 alignment."""
 
 
 cli = run_cli
@@ -63,7 +65,7 @@ def test_a_major_change_between_folders_exits_1_and_names_file_and_path(changed_
 
 @pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
 def test_rfc_0245_over_rfc_0244_is_additive_and_exits_0() -> None:
-    run = cli("diff", RFC_0244_SUITE, SCHEMAS / SUITE)
+    run = cli("diff", RFC_0244_SUITE, RELEASE_0_1 / SUITE)
     assert run.returncode == 0, run.stderr
     minor = [line for line in run.stdout.splitlines() if line.startswith("minor ")]
     assert minor == [
@@ -167,3 +169,16 @@ def test_an_empty_folder_exits_2(tmp_path: Path) -> None:
     run = cli("diff", SCHEMAS, tmp_path)
     assert run.returncode == 2
     assert "no schema files" in run.stderr
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.suite.on-miss-fail")
+def test_diff_from_0_1_reports_on_miss_fail_and_exits_1() -> None:
+    run = cli("diff", RELEASE_0_1, SCHEMAS)
+    assert run.returncode == 1, run.stderr
+    on_miss = [line for line in run.stdout.splitlines() if "tasks[].fixtures.onMiss:" in line]
+    changed = f"major default-changed {SUITE}:tasks[].fixtures.onMiss: default changed"
+    assert any(line.startswith(f'{changed} ("error" -> "fail")') for line in on_miss)
+    assert any(
+        line.startswith(f"minor enum-value-added {SUITE}:tasks[].fixtures.onMiss")
+        for line in on_miss
+    )

@@ -35,7 +35,7 @@ from compat_strategies import (
     with_optional_member,
 )
 from conftest import EXAMPLES
-from hypothesis import event, given
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from strategies import Draw, valid_documents
 
@@ -44,6 +44,11 @@ from toolcall_spec.compat import Change, compare, compare_documents, verdict
 from toolcall_spec.loading import read_json_file
 
 WITH_SITES = sorted(path for path, schema in all_schemas().items() if object_sites(schema))
+
+
+SCHEMA_SIZED = settings(deadline=None)
+"""Whole packaged schemas per example: the discovery document alone lists 80 members, so one
+example can take longer than Hypothesis's default deadline on a loaded machine."""
 
 
 def _one_file(path: str, new: Any) -> list[Change]:
@@ -88,6 +93,7 @@ def _reordered(rng: random.Random, schema: Any) -> Any:
     return out
 
 
+@SCHEMA_SIZED
 @given(st.one_of(generated_schemas(), st.sampled_from(list(all_schemas().values()))), st.randoms())
 def test_the_same_schema_in_another_order_has_no_changes(schema: Any, rng: random.Random) -> None:
     assert compare(schema, _reordered(rng, schema)) == []
@@ -106,6 +112,7 @@ def _sources(draw: Draw) -> tuple[str, Any]:
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
+@SCHEMA_SIZED
 @given(_sources(), st.data())
 def test_adding_an_optional_member_anywhere_is_never_major(
     source: tuple[str, Any], data: st.DataObject
@@ -120,6 +127,7 @@ def test_adding_an_optional_member_anywhere_is_never_major(
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
+@SCHEMA_SIZED
 @given(_sources(), st.data())
 def test_adding_a_required_member_anywhere_is_major(
     source: tuple[str, Any], data: st.DataObject
@@ -241,6 +249,7 @@ USERS = {path: [k for k in KINDS if path in _files_of(k)] for path in all_schema
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.compat.additive-changes")
+@SCHEMA_SIZED
 @given(_widened(), st.data())
 def test_a_change_not_classified_major_keeps_every_valid_document_valid(
     widened: tuple[str, Any, str, bool], data: st.DataObject

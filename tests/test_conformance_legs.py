@@ -56,6 +56,7 @@ WITNESSED = [
     requirement("toolcall-spec.requirement.wire.run-options"),
     requirement("openwop.requirement.0251.eval-modes-gated"),
     requirement("openwop.requirement.0252.fixture-runs-gated"),
+    requirement("toolcall-spec.requirement.wire.discovery-valid"),
 ]
 WIRE_ONLY = "toolcall-spec.requirement.wire.run-id-projection"
 """The leg that needs an HTTP wire: in process it is inapplicable by design (over HTTP it executes,

@@ -112,6 +112,10 @@ CATALOGUE = [
         "takes fixtureRuns without advertising recordedFixtures",
         requirement("openwop.requirement.0252.fixture-runs-gated"),
     ),
+    (
+        "serves a discovery document upstream refuses",
+        requirement("toolcall-spec.requirement.wire.discovery-valid"),
+    ),
 ]
 CAUGHT_BY = [pytest.param(name, mark.args[0], marks=mark, id=name) for name, mark in CATALOGUE]
 

@@ -112,12 +112,9 @@ def test_object_rules_are_stated_in_words() -> None:
     assert "Exactly one of these is present: `text`, `blob`." in result
     assert "exactly one of: [`TextContent`](#TextContent)" in result
     discovery = _render("capabilities/discovery.schema.json")[0]
-    assert "Any member not listed here must be [`CapabilityRecord`](#CapabilityRecord)." in (
-        discovery
-    )
-    assert "Also a [`CapabilityRecord`](#CapabilityRecord): its members and rules apply" in (
-        discovery
-    )
+    assert "| `memory` | [`CapabilityRecord`](#CapabilityRecord) | optional |" in discovery
+    assert "Also a [`RecordLifetime`](#RecordLifetime): its members and rules apply" in discovery
+    assert 'If `status` is `"stable"`: `until` is not allowed.' in discovery
     events = _render("events/run-event.schema.json")[0]
     assert (
         'If `type` is `"agent.tool-returned"`: `payload` must be '
@@ -138,14 +135,14 @@ PLANTED = {
         "title": "Planted",
         "type": "object",
         "additionalProperties": False,
-        "minProperties": 2,
+        "unevaluatedProperties": False,
         "properties": {
             "a": {"type": "string"},
             "b": {"type": "object", "dependentSchemas": {"c": {"required": ["d"]}}},
             "e": {"$ref": "#/$defs/Missing"},
         },
         "dependentRequired": {"a": ["b"]},
-        "not": {"anyOf": [{"required": ["a"]}]},
+        "not": {"anyOf": [{"required": ["a"], "maxProperties": 3}]},
     }
 }
 
@@ -153,9 +150,9 @@ PLANTED = {
 def test_a_keyword_without_prose_is_shown_raw_and_reported_never_dropped() -> None:
     page, fallbacks = _render("planted/x.schema.json", PLANTED)
     reported = " ".join(fallbacks)
-    for keyword in ("minProperties", "dependentSchemas", "not", "Missing"):
+    for keyword in ("unevaluatedProperties", "dependentSchemas", "not", "Missing"):
         assert keyword in reported
-    assert '"minProperties": 2' in _without_source(page)
+    assert '"unevaluatedProperties": false' in _without_source(page)
     assert '"dependentSchemas"' in _without_source(page)
     assert "When `a` is present, `b` must be present too." in page
 

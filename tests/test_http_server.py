@@ -273,7 +273,9 @@ def test_the_summary_is_409_while_running_then_200() -> None:
     with serving(settings=settings) as running, client(running) as http:
         run_id = create(http, FIXTURE_ERROR).json()["runId"]
         gate.wait_entered()
-        body = assert_envelope(http.get(f"{run_path(run_id)}/eval-summary"), 409, "conflict")
+        body = assert_envelope(
+            http.get(f"{run_path(run_id)}/eval-summary"), 409, "run_state_conflict"
+        )
         assert body["details"]["status"] == "running"
         snapshot = http.get(run_path(run_id)).json()
         assert snapshot["status"] == "running"
@@ -382,7 +384,7 @@ def test_wrong_methods_are_405(http: httpx.Client) -> None:
         ("PUT", run_path(run_id)),
     ):
         response = http.request(method, path)
-        assert_envelope(response, 405, "method_not_allowed")
+        assert_envelope(response, 405, "toolcall-spec.method_not_allowed")
         assert response.headers["allow"]
 
 
@@ -494,11 +496,11 @@ def test_with_a_token_everything_but_discovery_needs_it() -> None:
                 anonymous.get("/x-toolcall-spec/live-invocations"),
                 anonymous.get("/nowhere"),
             ):
-                assert_envelope(response, 401, "unauthorized")
+                assert_envelope(response, 401, "unauthenticated")
                 assert response.headers["www-authenticate"].startswith("Bearer")
         for wrong in ("Bearer wrong", f"Basic {TOKEN}", "Bearer", f"Bearer {TOKEN}x"):
             with httpx.Client(base_url=running.url, headers={"Authorization": wrong}) as bad:
-                assert_envelope(bad.get("/runs/local%2Fx"), 401, "unauthorized")
+                assert_envelope(bad.get("/runs/local%2Fx"), 401, "unauthenticated")
         with client(running, TOKEN) as http:
             run_id = run_fixture(http)
             assert http.get(run_path(run_id)).status_code == 200
@@ -534,7 +536,7 @@ def test_a_failing_backend_marks_the_run_failed_and_keeps_serving() -> None:
         assert (page["status"], page["isTerminal"]) == ("failed", True)
         snapshot = http.get(run_path(run_id)).json()
         assert snapshot["error"]["code"] == "internal_error"
-        assert_envelope(http.get(f"{run_path(run_id)}/eval-summary"), 409, "conflict")
+        assert_envelope(http.get(f"{run_path(run_id)}/eval-summary"), 409, "run_state_conflict")
         assert http.get("/.well-known/openwop").status_code == 200
 
 

@@ -71,7 +71,8 @@ OPTIONAL_MEMBERS: list[tuple[Kind, tuple[str | int, ...]]] = [
     ("suite", ("targetAgentId",)),
     ("suite", ("tasks", 0, "fixtures", "onMiss")),
     ("capabilities", ("implementation",)),
-    ("capabilities", ("agents", "until")),
+    ("capabilities", ("agents", "evalSuite")),
+    ("capabilities", ("eventLogSchemaVersion",)),
     ("run-event", ("nodeId",)),
     ("run-event", (*PAYLOAD, "durationMs")),
     ("eval-summary", ("fixtureMissCount",)),
@@ -102,10 +103,13 @@ CLOSED_OBJECTS: list[tuple[Kind, tuple[str | int, ...], bool]] = [
     ("suite", ENTRY, False),
     ("suite", ("tasks", 0), False),
     ("run-event", (), False),
-    ("run-event", PAYLOAD, True),
-    ("run-event", (*PAYLOAD, "error"), True),
-    ("capabilities", ("implementation",), True),
-    ("capabilities", ("agents", "evalSuite"), True),
+    ("run-event", PAYLOAD, False),
+    ("run-event", (*PAYLOAD, "error"), False),
+    ("capabilities", (), False),
+    ("capabilities", ("implementation",), False),
+    ("capabilities", ("agents",), False),
+    ("capabilities", ("agents", "evalSuite"), False),
+    ("capabilities", ("toolHooks",), False),
     ("eval-summary", (), False),
     ("error-envelope", (), False),
     ("tool-call-event", (), False),
@@ -129,12 +133,26 @@ def test_unknown_members_are_rejected_except_through_the_hatch(
         assert_every_judge_says(kind, variant(kind, ((*path, key), {"any": [1]})), has_hatch)
 
 
-def test_a_discovery_document_holds_records_and_hatch_keys_beside_its_members() -> None:
-    record = {"status": "experimental", "since": "2.1", "witness": "claims-check", "facet": 1}
-    assert_every_judge_says("capabilities", variant("capabilities", (("search",), record)), True)
-    assert_every_judge_says("capabilities", variant("capabilities", (("x-build",), 7)), True)
-    for not_a_record in (1, {}, {"status": "stable"}, {**record, "witness": "trust-me"}):
-        document = variant("capabilities", (("search",), not_a_record))
+@pytest.mark.requirement("toolcall-spec.requirement.capabilities.upstream-root")
+def test_a_discovery_document_holds_upstream_families_and_nothing_else() -> None:
+    record = {"status": "experimental", "since": "2.1", "until": "3.0", "witness": "claims-check"}
+    with_facet = {**record, "facet": 1}  # a family this package does not interpret: facets open
+    assert_every_judge_says(
+        "capabilities", variant("capabilities", (("memory",), with_facet)), True
+    )
+    for unknown in ("search", "x-build", "vendor.acme", "openwop-debug"):
+        assert_every_judge_says(
+            "capabilities", variant("capabilities", ((unknown,), record)), False
+        )
+    for not_a_record in (
+        1,
+        {},
+        {"status": "stable"},
+        {**record, "witness": "trust-me"},
+        {**record, "since": "2"},
+        {**record, "until": "someday"},
+    ):
+        document = variant("capabilities", (("memory",), not_a_record))
         assert_every_judge_says("capabilities", document, False)
 
 
@@ -202,7 +220,8 @@ def test_args_match_needs_args(args_match: str) -> None:
     assert_every_judge_says("suite", without_args, False)
 
 
-@pytest.mark.parametrize("family", ["agents", "toolHooks", "search"])
+@pytest.mark.requirement("toolcall-spec.requirement.capabilities.record-lifetime")
+@pytest.mark.parametrize("family", ["agents", "toolHooks", "memory"])
 def test_a_stable_capability_record_has_no_until(family: str) -> None:
     record = {"status": "stable", "since": "2.0", "witness": "claims-check"}
     document = variant("capabilities", ((family,), record))
@@ -213,6 +232,9 @@ def test_a_stable_capability_record_has_no_until(family: str) -> None:
         "capabilities", ((family,), {**record, "status": "deprecated", "until": "3.0"})
     )
     assert_every_judge_says("capabilities", deprecated, True)
+    for status in ("experimental", "deprecated"):
+        without_until = variant("capabilities", ((family,), {**record, "status": status}))
+        assert_every_judge_says("capabilities", without_until, False)
 
 
 @pytest.mark.parametrize(
@@ -222,17 +244,33 @@ def test_a_stable_capability_record_has_no_until(family: str) -> None:
         ("agent.tool-called", {"agentId": "a", "toolName": "t"}, False),
         (
             "agent.tool-called",
-            {"agentId": "a", "toolName": "t", "callId": "c", "argsHash": "x"},
+            {"agentId": "a", "toolName": "t", "callId": "c", "argsHash": 7},
             False,
         ),
         ("eval.scored", {"taskId": "t", "score": 0.5, "passed": False}, True),
         ("eval.scored", {"taskId": "t", "score": "0.5", "passed": False}, False),
         ("eval.completed", {"aggregateScore": 1, "passed": True, "taskCount": 1}, False),
-        ("eval.started", {"suiteId": "s", "suiteVersion": "1", "taskCount": 1, "modes": []}, False),
+        ("eval.started", {"suiteId": "s", "suiteVersion": "1", "taskCount": 1, "modes": []}, True),
+        (
+            "eval.started",
+            {"suiteId": "s", "suiteVersion": "1", "taskCount": 1, "modes": ["x"]},
+            False,
+        ),
+        ("agent.tool-called", {"agentId": "a b", "toolName": "t", "callId": "c"}, False),
+        ("run.started", {"workflowId": "w"}, True),
+        ("run.started", {}, False),
+        ("run.completed", {"outputs": {}}, True),
+        ("run.completed", {}, False),  # outputs is required
+        ("run.failed", {"error": {"code": "c", "message": "m"}}, True),
+        ("toolcall-spec.eval.task-failed", {"taskId": "t"}, True),  # a vendor type, 3 segments
+        ("openwop.custom", {}, False),  # openwop. is reserved
+        ("run.startd", {}, False),  # a typo of a registered domain is not a vendor type
+        ("acme.a.b.c", {}, False),  # at most three segments
         ("agent.tool-returned", {"agentId": "a", "toolName": "t", "callId": "c"}, True),
         ("agent.tool-returned", {"agentId": "a", "toolName": "t"}, False),
         ("acme.custom-event", {"anything": [1, None]}, True),  # a vendor type: open payload
         ("Agent.ToolCalled", {}, False),  # not a kebab-case type
+        ("agent.toolCalled", {}, False),  # the v1 spelling is not registered in v2
         (["agent.tool-called"], {}, False),  # not a string: refused, never a crash
         (None, {}, False),
     ],
@@ -382,7 +420,8 @@ def test_every_generated_model_has_the_json_base() -> None:
     ("kind", "changes", "expected"),
     [
         # Python's `re` lets `$` match before a final newline; ECMA-262 (JSON Schema) does not.
-        ("error-envelope", [(("error",), "validation_error\n")], False),
+        ("error-envelope", [(("error",), "acme.tool_failed\n")], False),
+        ("run-event", [(("type",), "acme.custom-event\n")], False),
         ("tool-call-event", [(("country_code",), "US\n")], False),
         ("tool-call-event", [(("timestamp",), NOW + "\n")], False),
         # rfc3339-validator refuses every leap second and the year 0000; RFC 3339 (and the
@@ -391,7 +430,15 @@ def test_every_generated_model_has_the_json_base() -> None:
         ("run-event", [(("timestamp",), "2016-12-31T15:59:60-08:00")], True),
         ("run-event", [(("timestamp",), "0000-01-01T00:00:00Z")], True),
     ],
-    ids=["newline-code", "newline-country", "newline-timestamp", "leap", "leap-offset", "year-0"],
+    ids=[
+        "newline-code",
+        "newline-type",
+        "newline-country",
+        "newline-timestamp",
+        "leap",
+        "leap-offset",
+        "year-0",
+    ],
 )
 def test_known_oracle_divergences(
     kind: Kind, changes: list[tuple[tuple[str, ...], Any]], expected: bool
@@ -409,3 +456,54 @@ def test_numbers_beyond_the_float_range_are_a_model_limit() -> None:
     document = variant("tool-call-event", (("latency_ms",), 10**400))
     said = verdicts(judges("tool-call-event"), document)
     assert said == {"oracle": True, "fast": True, "model_json": False, "model_python": False}
+
+
+# --- OpenWOP v2 rules the generator cannot carry ------------------------------------------------
+
+_SUBJECT = {"issuer": "https://idp", "subjectId": "u-1", "tenant": "acme", "lane": "oidc"}
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.events.closed-payloads")
+@pytest.mark.parametrize(
+    ("subject", "valid"),
+    [
+        ({**_SUBJECT, "kind": "user"}, True),
+        ({**_SUBJECT, "kind": "anonymous"}, False),  # anonymous only on the anonymous lane
+        ({**_SUBJECT, "lane": "anonymous", "kind": "anonymous"}, True),
+        ({**_SUBJECT, "lane": "anonymous", "kind": "user"}, False),
+        ({**_SUBJECT, "lane": "saml", "kind": "user"}, False),  # saml needs keyClass
+        ({**_SUBJECT, "lane": "saml", "kind": "user", "keyClass": "opaque-idp"}, True),
+        ({**_SUBJECT, "kind": "user", "keyClass": "opaque-idp"}, False),  # only saml/scim
+        ({**_SUBJECT, "kind": "user", "actor": {**_SUBJECT, "kind": "agent"}}, True),
+        ({**_SUBJECT, "kind": "user", "actor": {**_SUBJECT, "kind": "anonymous"}}, False),
+        ({**_SUBJECT, "kind": "user", "tenant": "a/b"}, False),
+    ],
+)
+def test_the_run_owner_subject_follows_its_lane(subject: dict[str, Any], valid: bool) -> None:
+    payload = {"workflowId": "wf", "owner": {"tenant": "acme", "subject": subject}}
+    document = variant("run-event", (("type",), "run.started"), (PAYLOAD, payload))
+    assert_every_judge_says("run-event", document, valid)
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.schemas.upstream-strictness")
+@pytest.mark.parametrize(
+    ("details", "valid"),
+    [
+        ({"field": "tasks[0]"}, True),
+        ({"runStatus": "running"}, False),  # also run_state_conflict's details: two oneOf arms
+        ({"runStatus": 1}, True),
+        ({"supported": ["values"]}, False),
+        ({"supported": ["values", "nope"]}, True),
+        ({"supported": []}, True),
+        ({"type": "t", "keys": ["k"]}, False),
+        ({"type": "t", "keys": ["k"], "sequence": 0, "eventId": "e" * 16}, False),
+        ({"type": "t", "keys": ["k"], "eventId": "short"}, True),
+        ({"type": "t", "keys": ["k"], "field": "f"}, True),  # not the closed shape
+    ],
+    ids=repr,
+)
+def test_error_details_shaped_like_code_specific_details_are_refused(
+    details: dict[str, Any], valid: bool
+) -> None:
+    document = variant("error-envelope", (("details",), details))
+    assert_every_judge_says("error-envelope", document, valid)

@@ -224,8 +224,18 @@ def upstream_shaped() -> dict[str, Any]:
 
 @pytest.mark.requirement("toolcall-spec.requirement.wire.discovery-valid")
 def test_the_discovery_leg_passes_an_upstream_shaped_document_and_fails_a_broken_one() -> None:
+    class Serving(ReferenceHost):
+        """Serves ``document`` whatever it says (the host checks its own document at start)."""
+
+        served: dict[str, Any] = {}
+
+        def discovery(self) -> dict[str, Any]:
+            return copy.deepcopy(self.served)
+
     def outcome(document: dict[str, Any]) -> Outcome:
-        adapter = InProcessAdapter(ReferenceHost(document))
+        host = Serving()
+        host.served = document
+        adapter = InProcessAdapter(host)
         return evaluate(DISCOVERY_LEG, adapter, Context(adapter)).outcome
 
     good = upstream_shaped()

@@ -30,8 +30,8 @@ def recorded() -> list[dict[str, Any]]:
 
 def event(sequence: int, kind: str, **payload: Any) -> dict[str, Any]:
     return {
-        "eventId": f"e{sequence}",
-        "runId": "prod/Run_42",
+        "eventId": f"event-{sequence:010d}",
+        "runId": "prod/Run_42_0000000000",
         "schemaVersion": 1,
         "sequence": sequence,
         "timestamp": "2026-11-30T12:00:00Z",
@@ -89,7 +89,7 @@ def test_a_foreign_log_without_eval_events() -> None:
     assert promotion.problems == []
     suite = promotion.suite
     assert suite is not None
-    assert suite["suiteId"] == "recorded.evals.run-42"
+    assert suite["suiteId"] == "recorded.evals.run-42-0000000000"
     (task,) = suite["tasks"]
     assert task["taskId"] == "recorded"
     assert [e["tool"] for e in task["fixtures"]["toolResponses"]] == ["crm:find", "billing:lookup"]
@@ -136,11 +136,11 @@ def test_inputs_that_are_not_an_object_are_a_warning() -> None:
         ([called(0, "a"), returned(1, "a")], ["[1].payload"]),
         ([called(0, "a"), called(1, "a")], ["[1].payload.callId", "[0].payload.callId"]),
         (
-            [{**called(0, "a"), "runId": "prod/other"}, returned(1, "a", outcome=1)],
+            [{**called(0, "a"), "runId": "prod/other-0000000000000"}, returned(1, "a", outcome=1)],
             ["[1].runId", "[0].payload.callId"],
         ),  # the other run's return is not this call's
         (
-            [called(0, "a"), {**returned(0, "a", outcome=1), "eventId": "x"}],
+            [called(0, "a"), {**returned(0, "a", outcome=1), "eventId": "x" * 16}],
             ["[1].sequence", "[0].payload.callId"],
         ),
         (

@@ -1,6 +1,6 @@
 """Every packaged schema: valid draft 2020-12, a stable ``$id``, ``additionalProperties`` declared
-on every object definition, ``patternProperties`` only for the vendor hatch, and every ``$ref``
-resolvable offline from package data. The checks live in tests/checks.py, where
+on every object definition, ``patternProperties`` only for the discovery ``extensions`` keys, and
+every ``$ref`` resolvable offline from package data. The checks live in tests/checks.py, where
 tests/test_planted_defects.py proves each one finds a planted fault."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_every_object_definition_declares_additional_properties(path: str) -> No
 
 @pytest.mark.requirement("toolcall-spec.requirement.schemas.vendor-hatch-only")
 @pytest.mark.parametrize("path", PATHS)
-def test_pattern_properties_hold_only_the_vendor_hatch(path: str) -> None:
+def test_no_closed_object_has_a_vendor_hatch(path: str) -> None:
     assert foreign_pattern_properties(SCHEMAS[path]) == []
 
 

@@ -14,7 +14,7 @@ from documents import BASE, DROP, variant
 
 import toolcall_spec
 from toolcall_spec import Problem, validate
-from toolcall_spec.catalog import KINDS, Kind, infer_kind
+from toolcall_spec.catalog import KINDS, Kind, infer_kind, load_schema
 from toolcall_spec.validation import UnknownKindError
 
 ENTRY = ("tasks", 0, "fixtures", "toolResponses", 0)
@@ -51,8 +51,8 @@ def test_a_problem_names_the_full_path_of_the_member() -> None:
             "events[0].error_category",
         ),
         ("run-event", [(("payload", "outcome"), 1)], "payload"),
-        ("capabilities", [(("search",), {"status": "stable"})], "search"),
-        ("capabilities", [(("a b",), {"status": "stable"})], '["a b"]'),
+        ("capabilities", [(("memory",), {"status": "stable"})], "memory"),
+        ("capabilities", [(("extensions",), {"ab.cd": 1})], 'extensions["ab.cd"]'),
         ("call-tool-result", [(("content", 0, "type"), "video")], "content[0]"),
     ],
 )
@@ -66,12 +66,18 @@ def test_a_problem_stays_on_one_line_whatever_the_document_holds() -> None:
     document = variant("capabilities", (("a\nb",), {"status": "stable"}))
     document["c\u2028d"] = 1
     result = variant("call-tool-result", (("isError",), "line 1\nline 2"))
-    problems = validate(document) + validate(result)
+    started = {"suiteId": "s", "suiteVersion": "1", "taskCount": 1, "modes": []}
+    event = variant(
+        "run-event",
+        (("type",), "eval.started"),
+        (("payload",), {**started, "fixtureRuns": {"a\nb": 1}}),
+    )
+    problems = validate(document) + validate(result) + validate(event)
     assert problems
     for problem in problems:
         assert "\n" not in str(problem)
         assert "\u2028" not in str(problem)
-    assert '["a\\nb"]' in {p.path for p in problems}
+    assert 'payload.fixtureRuns["a\\nb"]' in {p.path for p in problems}
 
 
 def test_unknown_kinds_and_documents_of_no_kind() -> None:
@@ -142,3 +148,22 @@ def test_importing_toolcall_spec_stays_light() -> None:
     assert after_import == "[]", "import toolcall_spec pulled in a heavy module"
     assert after_validate == "[]", "validate needs neither pydantic nor mcp"
     assert toolcall_spec.__version__
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.suite.on-miss-fail")
+@pytest.mark.parametrize(("on_miss", "warned"), [("fail", False), ("live", False), ("error", True)])
+def test_on_miss_error_validates_with_a_deprecation_warning(on_miss: str, warned: bool) -> None:
+    suite = variant("suite", (("tasks", 0, "fixtures", "onMiss"), on_miss))
+    problems = validate(suite, "suite")
+    assert [p for p in problems if p.severity == "error"] == []
+    warnings = [p for p in problems if p.path == "tasks[0].fixtures.onMiss"]
+    assert bool(warnings) is warned
+    assert all(p.severity == "warning" and '"fail"' in p.message for p in warnings)
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.suite.on-miss-fail")
+def test_on_miss_defaults_to_fail_and_refuses_other_values() -> None:
+    on_miss = load_schema("suite")["$defs"]["Fixtures"]["properties"]["onMiss"]
+    assert on_miss["default"] == "fail"
+    suite = variant("suite", (("tasks", 0, "fixtures", "onMiss"), "skip"))
+    assert [p.path for p in validate(suite, "suite")] == ["tasks[0].fixtures.onMiss"]

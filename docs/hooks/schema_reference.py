@@ -273,6 +273,10 @@ class SchemaPage:
         out += _range(schema, "minLength", "maxLength", "length")
         out += _bounds(schema)
         out += _range(schema, "minItems", "maxItems", "items")
+        out += _range(schema, "minProperties", "maxProperties", "members")
+        names = schema.get("propertyNames")
+        if isinstance(names, Mapping) and set(names) == {"pattern"}:
+            out.append(f"member names match {code(names['pattern'])}")
         if schema.get("uniqueItems") is True:
             out.append("no duplicate items")
         if "default" in schema:
@@ -349,7 +353,26 @@ class SchemaPage:
         if _only_required(negated):
             assert isinstance(negated, Mapping)
             return f"{_and(negated['required'])} never appear together."
+        if not isinstance(negated, Mapping):
+            return self._raw("not", negated, where)
+        branches = negated.get("anyOf", [])
+        if branches and set(negated) == {"anyOf"} and all(_is_shape(b) for b in branches):
+            shapes = "; ".join(self._shape(b, where) for b in branches)
+            return f"It must not match any of these shapes: {shapes}."
         return self._raw("not", negated, where)
+
+    def _shape(self, shape: Mapping[str, Any], where: str) -> str:
+        """An object shape in words: its required members, each with its type and constraints."""
+        members = []
+        for name in shape["required"]:
+            sub = shape.get("properties", {}).get(name, {})
+            detail = "; ".join(self.constraints(sub, f"{where}.{name}"))
+            kind = self.type_of(sub, where)
+            members.append(f"{code(name)} {kind}" + (f" ({detail})" if detail else ""))
+        others = [n for n in shape.get("properties", {}) if n not in shape["required"]]
+        closed = shape.get("additionalProperties") is False
+        tail = f", optionally {_and(others)}" if others else ""
+        return f"{' and '.join(members)}{tail}" + (" and nothing else" if closed else "")
 
     def _conditional(self, schema: Mapping[str, Any], where: str) -> str:
         condition = self._condition(schema["if"], where)
@@ -420,6 +443,9 @@ HANDLED = ANNOTATIONS | {
     "exclusiveMaximum",
     "minItems",
     "maxItems",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
     "uniqueItems",
     "default",
     "items",
@@ -454,6 +480,12 @@ def _nested_object(schema: Schema) -> Mapping[str, Any] | None:
     if isinstance(items, Mapping) and "properties" in items:
         return items
     return None
+
+
+def _is_shape(schema: Schema) -> bool:
+    """An object shape: required members, their schemas, and whether others are allowed."""
+    allowed = {"required", "properties", "additionalProperties"}
+    return isinstance(schema, Mapping) and "required" in schema and set(schema) <= allowed
 
 
 def _is_any(schema: Schema) -> bool:

@@ -18,13 +18,16 @@ from .capabilities.discovery_schema import (
     ConformanceMetadata,
     DiscoveryDocument,
     EvalSuiteCapability,
+    Extensions,
     Fixture,
     Implementation,
     ProtocolVersion,
+    RecordLifetime,
     ToolHooksFamily,
 )
 from .common.formats_schema import Formats
-from .events.error_envelope_schema import ErrorDetails, ErrorEnvelope
+from .common.ids_schema import Actor1, Actor2, Actor3, Actor4, AuthorId, Ids, Owner, RunId, Subject
+from .events.error_envelope_schema import ErrorDetails, ErrorEnvelope, VendorErrorCode
 from .events.eval_summary_schema import EvalSummary, Regression, SafetyFinding, TaskSummary
 from .events.run_event_payloads_schema import (
     AgentToolCalled,
@@ -33,9 +36,12 @@ from .events.run_event_payloads_schema import (
     EvalCompleted,
     EvalScored,
     EvalStarted,
+    RunCompleted,
     RunEventPayloads,
+    RunFailed,
+    RunStarted,
 )
-from .events.run_event_schema import RunEvent
+from .events.run_event_schema import RunEvent, VendorEventType
 from .mcp.call_tool_result_schema import (
     Annotations,
     AudioContent,
@@ -58,12 +64,17 @@ from .suites.agent_eval_suite_schema import (
 )
 
 __all__ = [
+    "Actor1",
+    "Actor2",
+    "Actor3",
+    "Actor4",
     "AgentEvalSuite",
     "AgentToolCalled",
     "AgentToolReturned",
     "AgentsFamily",
     "Annotations",
     "AudioContent",
+    "AuthorId",
     "BatchError",
     "CallToolResult",
     "CapabilityRecord",
@@ -82,27 +93,38 @@ __all__ = [
     "EventRejection",
     "EventWarning",
     "Expected",
+    "Extensions",
     "Fixture",
     "Fixtures",
     "Formats",
+    "Ids",
     "ImageContent",
     "Implementation",
     "IngestAnswer",
     "IngestBatch",
     "Issue",
     "Match",
+    "Owner",
     "ProtocolVersion",
+    "RecordLifetime",
     "Regression",
     "ResourceContents",
     "ResourceLink",
     "RubricCriterion",
+    "RunCompleted",
     "RunEvent",
     "RunEventPayloads",
+    "RunFailed",
+    "RunId",
+    "RunStarted",
     "SafetyFinding",
+    "Subject",
     "TaskSummary",
     "TextContent",
     "Thresholds",
     "ToolCallEvent",
     "ToolHooksFamily",
     "ToolResponse",
+    "VendorErrorCode",
+    "VendorEventType",
 ]

@@ -16,7 +16,7 @@ import types
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, StrictStr, model_validator
+from pydantic import AfterValidator, BaseModel, RootModel, StrictStr, model_validator
 
 
 def _members(data: Any) -> dict[str, Any]:
@@ -43,6 +43,12 @@ class JsonModel(BaseModel):
             value = data.get(name)
             if isinstance(value, str) and pattern.search(value) is None:
                 raise ValueError(f"{name} should match pattern {pattern.pattern!r}")
+        for name, (patterns, literals) in _python_re_alternatives(cls).items():
+            value = data.get(name)
+            if not isinstance(value, str) or value in literals:
+                continue  # another type is the field's own check to report
+            if not any(p.search(value) for p in patterns):
+                raise ValueError(f"{name} matches neither a listed value nor a pattern")
         integral = {
             name: int(value)
             for name in _integer_members(cls)
@@ -85,8 +91,47 @@ def _python_re_patterns(model: type[BaseModel]) -> dict[str, re.Pattern[str]]:
         for constraint in field.metadata:
             pattern = getattr(constraint, "pattern", None)
             if isinstance(pattern, str) and pattern.endswith("$") and not pattern.endswith("\\$"):
-                found[name] = re.compile(pattern[:-1] + r"\Z")
+                found[name] = _end_anchored(pattern)
     return found
+
+
+def _end_anchored(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern[:-1] + r"\Z")
+
+
+@cache
+def _python_re_alternatives(
+    model: type[BaseModel],
+) -> dict[str, tuple[tuple[re.Pattern[str], ...], frozenset[str]]]:
+    """Members typed ``Literal[...] | <patterned root model>`` (a registered value or a vendor
+    pattern) whose root model checks its pattern with Python's ``re``: the pattern again with
+    ``\\Z``, beside the listed values."""
+    found: dict[str, tuple[tuple[re.Pattern[str], ...], frozenset[str]]] = {}
+    for name, field in _input_names(model).items():
+        patterns: list[re.Pattern[str]] = []
+        literals: set[str] = set()
+        for arm in _union_arms(field.annotation):
+            if get_origin(arm) is Literal:
+                literals.update(v for v in get_args(arm) if isinstance(v, str))
+            elif isinstance(arm, type) and issubclass(arm, RootModel):
+                if arm.model_config.get("regex_engine") != "python-re":
+                    continue
+                for constraint in arm.model_fields["root"].metadata:
+                    pattern = getattr(constraint, "pattern", None)
+                    if isinstance(pattern, str) and pattern.endswith("$"):
+                        patterns.append(_end_anchored(pattern))
+        if patterns:
+            found[name] = (tuple(patterns), frozenset(literals))
+    return found
+
+
+def _union_arms(annotation: Any) -> list[Any]:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _union_arms(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return [arm for part in get_args(annotation) for arm in _union_arms(part)]
+    return [annotation]
 
 
 _DATE_TIME = re.compile(
@@ -170,14 +215,93 @@ class ToolCallEventRules(JsonModel):
 
 
 class CapabilityRecordRules(JsonModel):
-    """A ``stable`` capability record has no ``until``."""
+    """A capability record's lifetime (``RecordLifetime``): a ``stable`` record has no ``until``;
+    an ``experimental`` or ``deprecated`` one must carry it."""
 
     @model_validator(mode="before")
     @classmethod
-    def _stable_has_no_until(cls, data: Any) -> Any:
+    def _until_agrees_with_status(cls, data: Any) -> Any:
         members = _members(data)
-        if members.get("status") == "stable" and "until" in members:
+        status = members.get("status")
+        if status == "stable" and "until" in members:
             raise ValueError("a stable capability record has no until")
+        if status in ("experimental", "deprecated") and "until" not in members:
+            raise ValueError(f"an {status} capability record must say until when it ends")
+        return data
+
+
+class SubjectRules(JsonModel):
+    """The lane/kind conditionals of a run owner's subject (and of each actor in its chain)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lane_agrees_with_kind(cls, data: Any) -> Any:
+        members = _members(data)
+        lane, kind = members.get("lane"), members.get("kind")
+        if (
+            (kind == "anonymous") != (lane == "anonymous")
+            and "lane" in members
+            and "kind" in members
+        ):
+            raise ValueError("an anonymous subject is on the anonymous lane, and only it")
+        key_class_lane = lane in ("saml", "scim")
+        if key_class_lane and "keyClass" not in members:
+            raise ValueError(f"the {lane} lane requires keyClass")
+        if "lane" in members and not key_class_lane and "keyClass" in members:
+            raise ValueError("keyClass is only allowed on the saml and scim lanes")
+        return data
+
+
+_UNSUPPORTED_STREAM_MODES = frozenset({"values", "updates", "messages", "debug"})
+
+
+def _is_str_list(value: Any, allowed: frozenset[str] | None = None) -> bool:
+    return (
+        isinstance(value, list)
+        and len(value) > 0
+        and all(isinstance(v, str) and (allowed is None or v in allowed) for v in value)
+    )
+
+
+def _is_projection_details(members: dict[str, Any]) -> bool:
+    """The closed ``payload_unprojectable`` details shape ``{type, keys, eventId?, sequence?}``."""
+    if not {"type", "keys"} <= members.keys() <= {"type", "keys", "eventId", "sequence"}:
+        return False
+    sequence = members.get("sequence", 0)
+    event_id = members.get("eventId", "0" * 16)
+    return (
+        isinstance(members["type"], str)
+        and _is_str_list(members["keys"])
+        and type(sequence) is int
+        and sequence >= 0
+        and isinstance(event_id, str)
+        and _event_id_pattern().fullmatch(event_id) is not None
+    )
+
+
+@cache
+def _event_id_pattern() -> re.Pattern[str]:
+    """The ``EventId`` grammar, read from the packaged schema (its one source)."""
+    from toolcall_spec.catalog import all_schemas  # noqa: PLC0415
+
+    pattern: str = all_schemas()["common/ids.schema.json"]["$defs"]["EventId"]["pattern"]
+    return re.compile(pattern.removeprefix("^").removesuffix("$"))
+
+
+class ErrorDetailsRules(JsonModel):
+    """Error-envelope ``details`` shaped like one of OpenWOP's code-specific details is refused
+    (the schema's ``not: {anyOf: [...]}``), as upstream's ``oneOf`` with a catch-all refuses it."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_a_code_specific_shape(cls, data: Any) -> Any:
+        members = _members(data)
+        if "supported" in members and _is_str_list(members["supported"], _UNSUPPORTED_STREAM_MODES):
+            raise ValueError("details shaped like unsupported_stream_mode details are refused")
+        if isinstance(members.get("runStatus"), str):
+            raise ValueError("details shaped like run_state_conflict details are refused")
+        if _is_projection_details(members):
+            raise ValueError("details shaped like payload_unprojectable details are refused")
         return data
 
 
@@ -191,6 +315,9 @@ class RunEventRules(JsonModel):
 
         members = _members(data)
         models: dict[str, type[BaseModel]] = {
+            "run.started": payloads.RunStarted,
+            "run.completed": payloads.RunCompleted,
+            "run.failed": payloads.RunFailed,
             "agent.tool-called": payloads.AgentToolCalled,
             "agent.tool-returned": payloads.AgentToolReturned,
             "eval.started": payloads.EvalStarted,

@@ -112,8 +112,24 @@ def _suite_success_entry_carries_is_error(document: Any) -> Iterator[Problem]:
                 )
 
 
+DEPRECATED_ON_MISS = "error"
+"""This package's 0.1 spelling of ``onMiss: fail`` (upstream's word, RFC 0252)."""
+
+
+def _suite_deprecated_on_miss(document: Any) -> Iterator[Problem]:
+    """``onMiss: error`` still means ``fail``; it validates, with a warning to rename it."""
+    for t, task in enumerate(document.get("tasks", [])):
+        if (task.get("fixtures") or {}).get("onMiss") == DEPRECATED_ON_MISS:
+            yield Problem(
+                format_path(["tasks", t, "fixtures", "onMiss"]),
+                'onMiss "error" is deprecated: it means "fail", the spelling OpenWOP uses; '
+                'write "fail"',
+                "warning",
+            )
+
+
 WARNINGS: dict[Kind, tuple[Callable[[Any], Iterable[Problem]], ...]] = {
-    "suite": (_suite_success_entry_carries_is_error,),
+    "suite": (_suite_success_entry_carries_is_error, _suite_deprecated_on_miss),
 }
 
 

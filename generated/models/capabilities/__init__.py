@@ -9,9 +9,11 @@ from .discovery_schema import (
     ConformanceMetadata,
     DiscoveryDocument,
     EvalSuiteCapability,
+    Extensions,
     Fixture,
     Implementation,
     ProtocolVersion,
+    RecordLifetime,
     ToolHooksFamily,
 )
 
@@ -21,8 +23,10 @@ __all__ = [
     "ConformanceMetadata",
     "DiscoveryDocument",
     "EvalSuiteCapability",
+    "Extensions",
     "Fixture",
     "Implementation",
     "ProtocolVersion",
+    "RecordLifetime",
     "ToolHooksFamily",
 ]

@@ -9,6 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     MISSING,
+    AnyUrl,
     BaseModel,
     ConfigDict,
     Field,
@@ -291,53 +292,78 @@ class _JsonSchemaRuntimeValidationBase(BaseModel):
 
 
 class ProtocolVersion(RootModel[StrictStr]):
-    root: Annotated[StrictStr, Field(pattern='^[0-9]+\\.[0-9]+$')]
+    root: Annotated[StrictStr, Field(pattern='^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$')]
 
 
 class Fixture(RootModel[StrictStr]):
     root: Annotated[StrictStr, Field(min_length=1)]
 
 
-class Implementation(_JsonSchemaRuntimeValidationBase, JsonModel):
+class Extensions(_JsonSchemaRuntimeValidationBase, JsonModel):
+    """
+    Vendor and host extensions, one open record per `<org>.<name>` key.
+    """
+
     model_config = ConfigDict(
         extra='allow',
     )
 
     __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
         {
-            'declared_properties': ('name', 'version'),
+            'declared_properties': (),
             'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
+            'pattern_properties': (
+                ('^[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9]*(-[a-z0-9]+)*$', dict[str, Any]),
+            ),
             'additional_property_type': None,
             'allow_unmatched': False,
         },
     )
 
-    name: Annotated[StrictStr, Field(min_length=1)]
-    version: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
 
+class Implementation(JsonModel):
+    """
+    Self-reported server identity; informational.
+    """
 
-class ConformanceMetadata(_JsonSchemaRuntimeValidationBase, JsonModel):
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
+    name: StrictStr | MISSING = MISSING
+    version: StrictStr | MISSING = MISSING
+    vendor: StrictStr | MISSING = MISSING
+    url: AnyUrl | MISSING = MISSING
 
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': ('seamsProfile',),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': None,
-            'allow_unmatched': False,
-        },
+
+class ConformanceMetadata(JsonModel):
+    """
+    Conformance-only metadata.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
     )
+    mockAgent: StrictBool | MISSING = MISSING
+    """
+    The host registered `core.conformance.mock-agent`.
+    """
+    certificationBundleUrl: AnyUrl | MISSING = MISSING
+    seamsProfile: Literal['openwop-conformance-seams-v2'] | MISSING = MISSING
+    """
+    The host serves the OpenWOP conformance seams profile; the one value OpenWOP v2 defines.
+    """
 
-    seamsProfile: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
+
+class RecordLifetime(RootModel[Any]):
+    root: Annotated[Any, Field(title='RecordLifetime')]
+    """
+    A `stable` record has no `until`; an `experimental` or `deprecated` one must say `until` when it ends.
+    """
 
 
 class CapabilityRecord(CapabilityRecordRules):
     """
-    A v2 capability family record. Facets beyond the record members stay open. `until` is only for a record that is not `stable`.
+    A v2 capability family record this package does not interpret: the record members are checked, the family's facets are not.
     """
 
     model_config = ConfigDict(
@@ -346,13 +372,16 @@ class CapabilityRecord(CapabilityRecordRules):
     status: Annotated[
         Literal['stable', 'experimental', 'deprecated'], Field(title='CapabilityStatus')
     ]
-    since: Annotated[StrictStr, Field(min_length=1)]
+    since: Annotated[StrictStr, Field(pattern='^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$')]
     """
-    Protocol version or date since which the family is offered.
+    The `<major>.<minor>` of this host's own contract at which it began serving the family.
     """
-    until: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
+    until: Annotated[
+        StrictStr | MISSING,
+        Field(pattern='^((0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)|[0-9]{4}-[0-9]{2}-[0-9]{2})$'),
+    ] = MISSING
     """
-    When an experimental or deprecated family ends.
+    When an experimental or deprecated family ends: a `<major>.<minor>` or a `YYYY-MM-DD` date.
     """
     witness: Annotated[
         Literal['witnessable-unaided', 'witnessable-gated', 'seam-gated', 'claims-check', 'negative-existence'],
@@ -365,30 +394,14 @@ class CapabilityRecord(CapabilityRecordRules):
 
 class EvalSuiteCapability(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
-    `agents.evalSuite`: the host runs eval suites.
+    `agents.evalSuite`: the host runs eval suites (RFC 0081), with the members RFC 0244, 0245, 0251 and 0252 add.
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
     __json_schema_unique_items__: ClassVar[tuple[tuple[object, ...], ...]] = (
         (('modes',),),
-    )
-
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': (
-                'fixtureErrors',
-                'fixtureMatching',
-                'maxCostUsdPerSuite',
-                'maxTasksPerSuite',
-                'modes',
-            ),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': None,
-            'allow_unmatched': False,
-        },
     )
 
     modes: list[Literal['golden', 'rubric', 'adversarial', 'regression', 'live-shadow']] | MISSING = (
@@ -407,16 +420,45 @@ class EvalSuiteCapability(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     `true`: the host serves `isError: true` entries as tool errors and records them as errors (RFC 0245 §B). A suite with such an entry on a host without it is refused with `400 validation_error` naming the field (§C).
     """
+    baselineSelection: StrictBool | MISSING = MISSING
+    """
+    `true`: `POST /runs` takes `evalModes` and `baselineRunId` (RFC 0251).
+    """
+    recordedFixtures: StrictBool | MISSING = MISSING
+    """
+    `true`: `POST /runs` takes `fixtureRuns`, turning a finished run's recorded tool calls into a task's fixtures (RFC 0252).
+    """
 
 
-class ToolHooksFamily(CapabilityRecord):
+class ToolHooksFamily(CapabilityRecordRules):
     """
     The `toolHooks` capability family (RFC 0064).
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
+    status: Annotated[
+        Literal['stable', 'experimental', 'deprecated'], Field(title='CapabilityStatus')
+    ]
+    since: Annotated[StrictStr, Field(pattern='^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$')]
+    """
+    The `<major>.<minor>` of this host's own contract at which it began serving the family.
+    """
+    until: Annotated[
+        StrictStr | MISSING,
+        Field(pattern='^((0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)|[0-9]{4}-[0-9]{2}-[0-9]{2})$'),
+    ] = MISSING
+    """
+    When an experimental or deprecated family ends: a `<major>.<minor>` or a `YYYY-MM-DD` date.
+    """
+    witness: Annotated[
+        Literal['witnessable-unaided', 'witnessable-gated', 'seam-gated', 'claims-check', 'negative-existence'],
+        Field(title='Witness'),
+    ]
+    """
+    How an outside party can check the claim.
+    """
     prePostEvents: StrictBool | MISSING = MISSING
     """
     `true`: `agent.tool-called` carries argsHash/principal/transport and `agent.tool-returned` carries `status`/`durationMs`.
@@ -431,71 +473,255 @@ class ToolHooksFamily(CapabilityRecord):
     """
 
 
-class AgentsFamily(CapabilityRecord):
+class AgentsFamily(CapabilityRecordRules):
     """
     The `agents` capability family.
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
+    status: Annotated[
+        Literal['stable', 'experimental', 'deprecated'], Field(title='CapabilityStatus')
+    ]
+    since: Annotated[StrictStr, Field(pattern='^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$')]
+    """
+    The `<major>.<minor>` of this host's own contract at which it began serving the family.
+    """
+    until: Annotated[
+        StrictStr | MISSING,
+        Field(pattern='^((0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)|[0-9]{4}-[0-9]{2}-[0-9]{2})$'),
+    ] = MISSING
+    """
+    When an experimental or deprecated family ends: a `<major>.<minor>` or a `YYYY-MM-DD` date.
+    """
+    witness: Annotated[
+        Literal['witnessable-unaided', 'witnessable-gated', 'seam-gated', 'claims-check', 'negative-existence'],
+        Field(title='Witness'),
+    ]
+    """
+    How an outside party can check the claim.
+    """
+    profile: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    modelClasses: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    orchestratorPattern: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    memoryBackends: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    memoryConsolidation: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    commitments: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    orchestrator: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    dispatch: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    manifestRuntime: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    liveRuntime: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    deployment: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    roster: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    orgChart: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    dispatchMapping: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    reasoning: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    subRunAttestation: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    proposals: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
+    goals: Any | MISSING = MISSING
+    """
+    An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
+    """
     evalSuite: EvalSuiteCapability | MISSING = MISSING
 
 
 class DiscoveryDocument(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
-    What an OpenWOP v2 host advertises at `/.well-known/openwop`: protocol versions, metadata, and capability family records. The presence of a record is the claim (RFC 0031: advertise only what you implement).
+    What an OpenWOP v2 host advertises at `/.well-known/openwop`: protocol versions, metadata, and capability family records. The root is closed to the members OpenWOP v2 defines. The presence of a record is the claim (RFC 0031: advertise only what you implement).
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
     __json_schema_unique_items__: ClassVar[tuple[tuple[object, ...], ...]] = (
         (('protocolVersions',),),
         (('fixtures',),),
     )
 
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': (
-                'agents',
-                'conformance',
-                'engineVersion',
-                'eventLogSchemaVersion',
-                'fixtures',
-                'implementation',
-                'preferredVersion',
-                'protocolVersions',
-                'toolHooks',
-            ),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': CapabilityRecord,
-            'allow_unmatched': True,
-        },
-    )
-
+    protocolVersion: Annotated[
+        StrictStr | MISSING, Field(pattern='^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$')
+    ] = MISSING
+    """
+    The v1 twin of `preferredVersion`, kept during the overlap.
+    """
     protocolVersions: Annotated[list[ProtocolVersion], Field(min_length=1)]
     """
-    Protocol versions the host speaks, e.g. `["2.0"]`.
+    Every `<major>.<minor>` the host serves, e.g. `["2.0"]`.
     """
-    preferredVersion: Annotated[StrictStr, Field(pattern='^[0-9]+\\.[0-9]+$')]
+    preferredVersion: Annotated[StrictStr, Field(pattern='^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)$')]
     """
-    The version the host serves when a request names none.
+    The version the host serves when a request names none; a member of `protocolVersions`.
     """
+    extensions: Extensions | MISSING = MISSING
     implementation: Implementation | MISSING = MISSING
     engineVersion: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
     """
     Engine version of the host.
     """
-    eventLogSchemaVersion: Annotated[StrictInt | MISSING, Field(ge=1)] = MISSING
+    eventLogSchemaVersion: Annotated[StrictInt | MISSING, Field(ge=2)] = MISSING
     """
-    Schema version of the host's run events.
+    The event-log era; a v2 host writes 3.
     """
     conformance: ConformanceMetadata | MISSING = MISSING
     fixtures: list[Fixture] | MISSING = MISSING
     """
     Conformance fixture ids the host has seeded (e.g. `conformance-eval-fixture-error`). Unknown ids are tolerated.
     """
+    configurable: Any | MISSING = MISSING
+    """
+    OpenWOP v2 metadata member `configurable`; this package does not interpret it and leaves it unchecked.
+    """
+    observability: Any | MISSING = MISSING
+    """
+    OpenWOP v2 metadata member `observability`; this package does not interpret it and leaves it unchecked.
+    """
+    minClientVersion: Any | MISSING = MISSING
+    """
+    OpenWOP v2 metadata member `minClientVersion`; this package does not interpret it and leaves it unchecked.
+    """
+    runtimeCapabilities: Any | MISSING = MISSING
+    """
+    OpenWOP v2 metadata member `runtimeCapabilities`; this package does not interpret it and leaves it unchecked.
+    """
+    testing: Any | MISSING = MISSING
+    """
+    OpenWOP v2 metadata member `testing`; this package does not interpret it and leaves it unchecked.
+    """
+    compliance: Any | MISSING = MISSING
+    """
+    OpenWOP v2 metadata member `compliance`; this package does not interpret it and leaves it unchecked.
+    """
+    signingKeys: Any | MISSING = MISSING
+    """
+    OpenWOP v2 metadata member `signingKeys`; this package does not interpret it and leaves it unchecked.
+    """
+    discovery: Any | MISSING = MISSING
+    """
+    OpenWOP v2 metadata member `discovery`; this package does not interpret it and leaves it unchecked.
+    """
     agents: AgentsFamily | MISSING = MISSING
     toolHooks: ToolHooksFamily | MISSING = MISSING
+    supportedEnvelopes: CapabilityRecord | MISSING = MISSING
+    schemaVersions: CapabilityRecord | MISSING = MISSING
+    limits: CapabilityRecord | MISSING = MISSING
+    envelopeStrictness: CapabilityRecord | MISSING = MISSING
+    envelopeContracts: CapabilityRecord | MISSING = MISSING
+    envelopes: CapabilityRecord | MISSING = MISSING
+    prompts: CapabilityRecord | MISSING = MISSING
+    nodePackRuntimes: CapabilityRecord | MISSING = MISSING
+    secrets: CapabilityRecord | MISSING = MISSING
+    connections: CapabilityRecord | MISSING = MISSING
+    selfHostedRunner: CapabilityRecord | MISSING = MISSING
+    purposePropagation: CapabilityRecord | MISSING = MISSING
+    dataResidency: CapabilityRecord | MISSING = MISSING
+    anonymousActor: CapabilityRecord | MISSING = MISSING
+    credentials: CapabilityRecord | MISSING = MISSING
+    feedback: CapabilityRecord | MISSING = MISSING
+    replay: CapabilityRecord | MISSING = MISSING
+    oauth: CapabilityRecord | MISSING = MISSING
+    authorization: CapabilityRecord | MISSING = MISSING
+    multiPartyConversation: CapabilityRecord | MISSING = MISSING
+    conversationTurnModelProvenance: CapabilityRecord | MISSING = MISSING
+    channelPresence: CapabilityRecord | MISSING = MISSING
+    multiAgent: CapabilityRecord | MISSING = MISSING
+    modelCapabilities: CapabilityRecord | MISSING = MISSING
+    providerUsage: CapabilityRecord | MISSING = MISSING
+    aiProviders: CapabilityRecord | MISSING = MISSING
+    memory: CapabilityRecord | MISSING = MISSING
+    conversationPrimitive: CapabilityRecord | MISSING = MISSING
+    subWorkflow: CapabilityRecord | MISSING = MISSING
+    fs: CapabilityRecord | MISSING = MISSING
+    kvStorage: CapabilityRecord | MISSING = MISSING
+    tableStorage: CapabilityRecord | MISSING = MISSING
+    queueBus: CapabilityRecord | MISSING = MISSING
+    scheduling: CapabilityRecord | MISSING = MISSING
+    heartbeat: CapabilityRecord | MISSING = MISSING
+    toolCatalog: CapabilityRecord | MISSING = MISSING
+    httpClient: CapabilityRecord | MISSING = MISSING
+    artifactTypes: CapabilityRecord | MISSING = MISSING
+    forms: CapabilityRecord | MISSING = MISSING
+    aiEnvelope: CapabilityRecord | MISSING = MISSING
+    promptLibrary: CapabilityRecord | MISSING = MISSING
+    agentRuntime: CapabilityRecord | MISSING = MISSING
+    deadLetter: CapabilityRecord | MISSING = MISSING
+    webhooks: CapabilityRecord | MISSING = MISSING
+    triggerBridge: CapabilityRecord | MISSING = MISSING
+    a2a: CapabilityRecord | MISSING = MISSING
+    budget: CapabilityRecord | MISSING = MISSING
+    nondeterminismPolicy: CapabilityRecord | MISSING = MISSING
+    workspace: CapabilityRecord | MISSING = MISSING
+    uiPlugins: CapabilityRecord | MISSING = MISSING
+    sql: CapabilityRecord | MISSING = MISSING
+    nosql: CapabilityRecord | MISSING = MISSING
+    vectorStore: CapabilityRecord | MISSING = MISSING
+    searchIndex: CapabilityRecord | MISSING = MISSING
+    blobStorage: CapabilityRecord | MISSING = MISSING
+    cache: CapabilityRecord | MISSING = MISSING
+    workflowChainPacks: CapabilityRecord | MISSING = MISSING
+    packs: CapabilityRecord | MISSING = MISSING
+    mcp: CapabilityRecord | MISSING = MISSING
+    sandbox: CapabilityRecord | MISSING = MISSING
+    compensation: CapabilityRecord | MISSING = MISSING
+    idempotency: CapabilityRecord | MISSING = MISSING
+    eventLog: CapabilityRecord | MISSING = MISSING
+    production: CapabilityRecord | MISSING = MISSING
+    auth: CapabilityRecord | MISSING = MISSING
+    i18n: CapabilityRecord | MISSING = MISSING
+    content: CapabilityRecord | MISSING = MISSING
+    portability: CapabilityRecord | MISSING = MISSING
+    runList: CapabilityRecord | MISSING = MISSING
+    interrupt: CapabilityRecord | MISSING = MISSING
+    auditLogIntegrity: CapabilityRecord | MISSING = MISSING
+    hostEvents: CapabilityRecord | MISSING = MISSING

@@ -4,7 +4,17 @@
 from __future__ import annotations
 
 from .formats_schema import Formats
+from .ids_schema import Actor1, Actor2, Actor3, Actor4, AuthorId, Ids, Owner, RunId, Subject
 
 __all__ = [
+    "Actor1",
+    "Actor2",
+    "Actor3",
+    "Actor4",
+    "AuthorId",
     "Formats",
+    "Ids",
+    "Owner",
+    "RunId",
+    "Subject",
 ]

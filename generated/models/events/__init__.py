@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .error_envelope_schema import ErrorDetails, ErrorEnvelope
+from .error_envelope_schema import ErrorDetails, ErrorEnvelope, VendorErrorCode
 from .eval_summary_schema import EvalSummary, Regression, SafetyFinding, TaskSummary
 from .run_event_payloads_schema import (
     AgentToolCalled,
@@ -12,9 +12,12 @@ from .run_event_payloads_schema import (
     EvalCompleted,
     EvalScored,
     EvalStarted,
+    RunCompleted,
     RunEventPayloads,
+    RunFailed,
+    RunStarted,
 )
-from .run_event_schema import RunEvent
+from .run_event_schema import RunEvent, VendorEventType
 
 __all__ = [
     "AgentToolCalled",
@@ -27,8 +30,13 @@ __all__ = [
     "EvalStarted",
     "EvalSummary",
     "Regression",
+    "RunCompleted",
     "RunEvent",
     "RunEventPayloads",
+    "RunFailed",
+    "RunStarted",
     "SafetyFinding",
     "TaskSummary",
+    "VendorErrorCode",
+    "VendorEventType",
 ]

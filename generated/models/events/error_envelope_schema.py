@@ -3,15 +3,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import MISSING, ConfigDict, Field, StrictStr
-from toolcall_spec.model_rules import JsonModel
+from pydantic import MISSING, ConfigDict, Field, RootModel, StrictStr
+from toolcall_spec.model_rules import ErrorDetailsRules, JsonModel
 
 
-class ErrorDetails(JsonModel):
+class VendorErrorCode(RootModel[StrictStr]):
+    model_config = ConfigDict(
+        regex_engine="python-re",
+    )
+    root: Annotated[
+        StrictStr,
+        Field(
+            pattern='^(?!openwop\\.)[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9_]*$',
+            title='VendorErrorCode',
+        ),
+    ]
     """
-    Context of the error. `field` names the offending member in `tasks[0].fixtures.toolResponses[0].isError` form.
+    A vendor error code `<org>.<code>`; `openwop.` is reserved.
+    """
+
+
+class ErrorDetails(ErrorDetailsRules):
+    """
+    Context of the error. `field` names the offending member in `tasks[0].fixtures.toolResponses[0].isError` form. A details object shaped like one of the three code-specific details of OpenWOP (`supported`, `runStatus`, or a closed `{type, keys}`) is refused: upstream's `oneOf` also admits every object as generic details, so such an object matches two branches.
     """
 
     model_config = ConfigDict(
@@ -27,16 +43,10 @@ class ErrorEnvelope(JsonModel):
 
     model_config = ConfigDict(
         extra='forbid',
-        regex_engine="python-re",
     )
-    error: Annotated[
-        StrictStr,
-        Field(
-            pattern='^([a-z][a-z0-9_]*|(?!openwop\\.)[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9_]*)$'
-        ),
-    ]
+    error: VendorErrorCode | Literal['connection_provider_unresolved', 'connector_action_unresolved', 'credential_scope_unsupported', 'delegation_chain_cyclic', 'delegation_chain_too_long', 'idempotency_key_invalid', 'interop_version_unsupported', 'oauth_provider_unsupported', 'oauth_scope_unsupported', 'pack_dependency_cycle', 'pack_engine_unsupported', 'pack_integrity_failure', 'pack_kind_invalid', 'pack_lockfile_incomplete', 'pack_peer_dependency_missing', 'pack_peer_dependency_undefined', 'pack_signature_invalid', 'pack_validation_failed', 'unsupported_runtime', 'protocol_version_mismatch', 'schedule_horizon_exceeded', 'sub_chain_cycle', 'sub_chain_depth_exceeded', 'unsupported_stream_mode', 'until_in_past', 'validation_error', 'webhook_url_rejected', 'webhook_endpoint_unverified', 'connector_auth_declined', 'connection_auth_metadata_mismatch', 'audience_mismatch', 'connector_auth_expired', 'credential_revoked', 'credential_lifetime_exceeded', 'delegation_expired', 'identity_unresolvable', 'identity_unverified', 'interrupt_token_invalid', 'key_revoked', 'sender_constraint_missing', 'unauthenticated', 'credential_forbidden', 'credential_scope_forbidden', 'delegation_scope_amplified', 'forbidden', 'force_engine_version_forbidden', 'id_tenant_mismatch', 'mock_provider_forbidden', 'pack_namespace_unauthorized', 'run_forbidden', 'sandbox_capability_denied', 'sandbox_escape_attempt', 'workspace_membership_required', 'credential_not_found', 'interrupt_not_found', 'not_found', 'pack_version_not_found', 'replay_source_missing', 'signature_not_available', 'protocol_version_unsupported', 'connection_provider_conflict', 'envelope_correlation_conflict', 'idempotency_in_flight', 'idempotency_key_mismatch', 'interrupt_already_resolved', 'pack_dependency_conflict', 'pack_integrity_mismatch', 'replay_diverged_at_refusal', 'replay_memory_snapshot_unavailable', 'run_already_active', 'run_terminal', 'run_state_conflict', 'version_conflict', 'workspace_conflict', 'interrupt_cancelled', 'interrupt_expired', 'payload_too_large', 'workspace_too_large', 'unsupported_media_type', 'capability_not_provided', 'capability_required', 'credential_required', 'envelope_invalid', 'envelope_refusal', 'envelope_truncation_unrecoverable', 'fork_point_invalid', 'loop_limit_exceeded', 'mcp_mrtr_rounds_exceeded', 'pack_runtime_requirement_unmet', 'recursion_limit_exceeded', 'residency_unavailable', 'run_timeout', 'sandbox_memory_exceeded', 'sandbox_timeout', 'token_budget_exceeded', 'client_version_unsupported', 'rate_limited', 'event_type_unmapped', 'payload_unprojectable', 'internal_error', 'pack_load_failure', 'credential_unavailable', 'pack_registry_unreachable', 'runner_unavailable', 'unknown_envelope_kind', 'unknown_schema_version', 'approval_rejected', 'budget_exhausted', 'budget_model_denied', 'conversation_roster_exceeded', 'conversation_speaker_not_participant', 'egress_denied', 'eval_gate_unmet', 'host_event_resync_required', 'mcp_error', 'node_config_invalid', 'proposal_install_conflict', 'proposal_stale', 'proposal_state_conflict', 'provider_policy_denied', 'replay_context_summary_unavailable', 'run_expired', 'sandbox_invocation_error', 'service_unavailable', 'storage_limit_exceeded', 'upstream_unavailable']
     """
-    A registered code such as `validation_error`, or a vendor code `<org>.<code>`.
+    A registered OpenWOP v2 error code such as `validation_error`, or a vendor code `<org>.<code>` such as `toolcall-spec.tool_failed`.
     """
     message: Annotated[StrictStr, Field(min_length=1)]
     details: ErrorDetails | MISSING = MISSING

@@ -3,19 +3,240 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping as _Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import MISSING, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    MISSING,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 from toolcall_spec.model_rules import JsonModel
 
+from ..common import ids_schema
 
-class Regression(JsonModel):
-    model_config = ConfigDict(
-        extra='forbid',
-    )
-    baselineRunId: Annotated[StrictStr, Field(min_length=1)]
-    scoreDelta: Annotated[StrictFloat, Field(ge=-1.0, le=1.0)]
-    diffRef: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
+
+class _JsonSchemaRuntimeValidationBase(BaseModel):
+    __json_schema_unique_items__: ClassVar[tuple[tuple[object, ...], ...]] = ()
+
+    @model_validator(mode='before')
+    @classmethod
+    def _validate_json_schema_runtime_rules(cls, data: Any) -> Any:
+        data = cls._validate_json_schema_unique_items(data)
+        return data
+
+    @classmethod
+    def _validate_json_schema_unique_items(cls, data: Any) -> Any:
+        if not (unique_item_paths := cls.__json_schema_unique_items__):
+            return data
+        for path in unique_item_paths:
+            cls._validate_json_schema_unique_items_path(data, path, 0)
+        return data
+
+    @classmethod
+    def _validate_json_schema_unique_items_path(
+        cls,
+        value: Any,
+        path: tuple[object, ...],
+        position: int,
+    ) -> None:
+        if position == len(path):
+            cls._validate_json_schema_unique_array(value)
+            return
+
+        match path[position]:
+            case None:
+                if not isinstance(value, (list, tuple)):
+                    return
+                for item in value:
+                    cls._validate_json_schema_unique_items_path(item, path, position + 1)
+            case ('__json_schema_array_tail__', int() as start):
+                if not isinstance(value, (list, tuple)) or start >= len(value):
+                    return
+                for index in range(start, len(value)):
+                    cls._validate_json_schema_unique_items_path(value[index], path, position + 1)
+            case int() as index:
+                if isinstance(value, (list, tuple)) and index < len(value):
+                    cls._validate_json_schema_unique_items_path(value[index], path, position + 1)
+            case '__json_schema_mapping_values__':
+                if not (isinstance(value, dict) or isinstance(value, _Mapping)):
+                    return
+                for item in value.values():
+                    cls._validate_json_schema_unique_items_path(item, path, position + 1)
+            case tuple() as input_names:
+                if not (isinstance(value, dict) or isinstance(value, _Mapping)):
+                    return
+                for name in input_names:
+                    if name in value:
+                        cls._validate_json_schema_unique_items_path(value[name], path, position + 1)
+                        return
+
+    @classmethod
+    def _validate_json_schema_unique_array(cls, value: Any) -> None:
+        if not isinstance(value, (list, tuple)) or len(value) < 2:
+            return
+
+        scalar_items: set[object] | None = None
+        structural_items: dict[int, list[Any]] | None = None
+        opaque_items: list[Any] | None = None
+        for item in value:
+            match item:
+                case None | bool() | int() | float() | str():
+                    item_key = (bool, item) if isinstance(item, bool) else item
+                    if scalar_items is None:
+                        scalar_items = {item_key}
+                    elif item_key in scalar_items:
+                        raise ValueError('Array items must be unique')
+                    else:
+                        scalar_items.add(item_key)
+                    if (
+                        structural_items is not None
+                        and (candidates := structural_items.get(cls._json_schema_unique_items_fingerprint(item)))
+                        and any(cls._json_schema_unique_items_equal(item, candidate) for candidate in candidates)
+                    ):
+                        raise ValueError('Array items must be unique')
+                    if (
+                        not isinstance(item, bool)
+                        and opaque_items is not None
+                        and any(
+                            cls._json_schema_unique_items_equal_in_either_direction(item, candidate)
+                            for candidate in opaque_items
+                        )
+                    ):
+                        raise ValueError('Array items must be unique')
+                    continue
+                case list() | tuple() | dict() | _Mapping():
+                    fingerprint = cls._json_schema_unique_items_fingerprint(item)
+                case _:
+                    if scalar_items is not None:
+                        for scalar_item in scalar_items:
+                            scalar_candidate = scalar_item[1] if isinstance(scalar_item, tuple) else scalar_item
+                            if not isinstance(scalar_candidate, bool) and cls._json_schema_unique_items_equal_in_either_direction(
+                                item, scalar_candidate
+                            ):
+                                raise ValueError('Array items must be unique')
+                    fingerprint = cls._json_schema_unique_items_fingerprint(item)
+            if fingerprint is None:
+                if structural_items is not None and any(
+                    cls._json_schema_unique_items_equal_in_either_direction(item, candidate)
+                    for candidates in structural_items.values()
+                    for candidate in candidates
+                ):
+                    raise ValueError('Array items must be unique')
+                if opaque_items is not None and any(
+                    cls._json_schema_unique_items_equal_in_either_direction(item, candidate)
+                    for candidate in opaque_items
+                ):
+                    raise ValueError('Array items must be unique')
+                if opaque_items is None:
+                    opaque_items = [item]
+                else:
+                    opaque_items.append(item)
+                continue
+            if opaque_items is not None and any(
+                cls._json_schema_unique_items_equal_in_either_direction(item, candidate)
+                for candidate in opaque_items
+            ):
+                raise ValueError('Array items must be unique')
+            if structural_items is None:
+                structural_items = {fingerprint: [item]}
+                continue
+            if (candidates := structural_items.get(fingerprint)) is None:
+                structural_items[fingerprint] = [item]
+                continue
+            if any(cls._json_schema_unique_items_equal(item, candidate) for candidate in candidates):
+                raise ValueError('Array items must be unique')
+            candidates.append(item)
+
+    @classmethod
+    def _json_schema_unique_items_fingerprint(cls, value: Any) -> int | None:
+        match value:
+            case None:
+                return 0x17
+            case bool() as boolean:
+                return 0x1F if boolean else 0x1D
+            case int() | float() as number:
+                return hash(number)
+            case str() as string:
+                return hash(string)
+            case list() | tuple() as array:
+                fingerprint = 0x4F
+                for item in array:
+                    if (item_fingerprint := cls._json_schema_unique_items_fingerprint(item)) is None:
+                        return None
+                    fingerprint = hash((fingerprint * 1000003) ^ item_fingerprint)
+                return hash(fingerprint ^ len(array))
+            case dict() | _Mapping() as object_:
+                fingerprint = 0x61
+                for key, item in object_.items():
+                    if (item_fingerprint := cls._json_schema_unique_items_fingerprint(item)) is None:
+                        return None
+                    fingerprint ^= hash((key, item_fingerprint))
+                return hash(fingerprint ^ len(object_))
+            case _:
+                return cls._json_schema_unique_items_safe_hash(value)
+
+    @classmethod
+    def _json_schema_unique_items_equal(cls, left: Any, right: Any) -> bool:
+        match left:
+            case None:
+                return right is None
+            case bool() as boolean:
+                return isinstance(right, bool) and boolean == right
+            case int() | float() as number:
+                if isinstance(right, bool):
+                    return False
+                if isinstance(right, (int, float)):
+                    return number == right
+                return cls._json_schema_unique_items_safe_equal(number, right)
+            case str() as string:
+                if isinstance(right, str):
+                    return string == right
+                return cls._json_schema_unique_items_safe_equal(string, right)
+            case list() | tuple() as array:
+                return (
+                    isinstance(right, (list, tuple))
+                    and len(array) == len(right)
+                    and all(
+                        cls._json_schema_unique_items_equal(item, other)
+                        for item, other in zip(array, right, strict=True)
+                    )
+                )
+            case dict() | _Mapping() as object_:
+                if not (
+                    isinstance(right, dict) or isinstance(right, _Mapping)
+                ) or len(object_) != len(right):
+                    return False
+                return all(
+                    key in right and cls._json_schema_unique_items_equal(item, right[key])
+                    for key, item in object_.items()
+                )
+        return cls._json_schema_unique_items_safe_equal(left, right)
+
+    @classmethod
+    def _json_schema_unique_items_safe_hash(cls, value: Any) -> int | None:
+        try:
+            return hash(value)
+        except Exception:  # noqa: BLE001
+            return None
+
+    @classmethod
+    def _json_schema_unique_items_safe_equal(cls, left: Any, right: Any) -> bool:
+        try:
+            comparison = left == right
+        except Exception:  # noqa: BLE001
+            return False
+        return comparison if type(comparison) is bool else False
+
+    @classmethod
+    def _json_schema_unique_items_equal_in_either_direction(cls, left: Any, right: Any) -> bool:
+        return cls._json_schema_unique_items_equal(left, right) or cls._json_schema_unique_items_equal(right, left)
 
 
 class SafetyFinding(JsonModel):
@@ -26,11 +247,25 @@ class SafetyFinding(JsonModel):
     severity: Literal['low', 'medium', 'high', 'critical']
 
 
+class Regression(JsonModel):
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    baselineRunId: Annotated[
+        StrictStr, Field(pattern='^[A-Za-z0-9._~-]{1,128}/[A-Za-z0-9._~-]{16,128}$', title='RunId')
+    ]
+    """
+    A tenant-bound run id, `<tenantId>/<opaque>`.
+    """
+    scoreDelta: Annotated[StrictFloat, Field(ge=-1.0, le=1.0)]
+    diffRef: StrictStr | MISSING = MISSING
+
+
 class TaskSummary(JsonModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    taskId: Annotated[StrictStr, Field(min_length=1)]
+    taskId: Annotated[StrictStr, Field(pattern='^[a-z0-9][a-z0-9-]*$')]
     score: Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
     passed: StrictBool
     costUsd: Annotated[StrictFloat | MISSING, Field(ge=0.0)] = MISSING
@@ -43,7 +278,7 @@ class TaskSummary(JsonModel):
     safetyFindings: list[SafetyFinding] | MISSING = MISSING
 
 
-class EvalSummary(JsonModel):
+class EvalSummary(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     The result of an eval run (RFC 0081), with the fixture miss count of RFC 0244 in total and per task. Carries no suite content.
     """
@@ -51,9 +286,21 @@ class EvalSummary(JsonModel):
     model_config = ConfigDict(
         extra='forbid',
     )
-    suiteId: Annotated[StrictStr, Field(min_length=1)]
-    suiteVersion: Annotated[StrictStr, Field(min_length=1)]
-    evaluatedModelClass: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
+    __json_schema_unique_items__: ClassVar[tuple[tuple[object, ...], ...]] = (
+        (('pinnedNodeIds',),),
+    )
+
+    suiteId: Annotated[StrictStr, Field(pattern='^[a-z0-9.-]+\\.evals\\.[a-z0-9-]+$')]
+    """
+    The suite scored, as in the suite's `suiteId`.
+    """
+    suiteVersion: Annotated[StrictStr, Field(pattern='^[0-9]+\\.[0-9]+\\.[0-9]+$')]
+    """
+    The suite version the run executed.
+    """
+    evaluatedModelClass: Literal['reasoning', 'writing', 'coding', 'research', 'classification', 'general'] | MISSING = (
+        MISSING
+    )
     aggregateScore: Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
     passed: StrictBool
     taskCount: Annotated[StrictInt, Field(ge=0)]
@@ -65,3 +312,7 @@ class EvalSummary(JsonModel):
     """
     regression: Regression | MISSING = MISSING
     tasks: list[TaskSummary]
+    pinnedNodeIds: list[ids_schema.AuthorId] | MISSING = MISSING
+    """
+    Node ids whose outputs were pinned for the run; ids only, never the pinned values.
+    """

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping as _Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -17,14 +16,15 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
-    TypeAdapter,
+    StringConstraints,
     model_validator,
 )
 from toolcall_spec.model_rules import AgentToolReturnedRules, JsonModel
 
+from ..common import ids_schema
+
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = ()
     __json_schema_not_required_groups__: ClassVar[tuple[Any, ...]] = ()
     __json_schema_conditional_required__: ClassVar[tuple[Any, ...]] = ()
     __json_schema_unique_items__: ClassVar[tuple[tuple[object, ...], ...]] = ()
@@ -33,58 +33,9 @@ class _JsonSchemaRuntimeValidationBase(BaseModel):
     @classmethod
     def _validate_json_schema_runtime_rules(cls, data: Any) -> Any:
         data = cls._validate_json_schema_unique_items(data)
-        data = cls._validate_json_schema_pattern_properties(data)
         data = cls._validate_json_schema_not_required_groups(data)
         data = cls._validate_json_schema_conditional_required(data)
         return data
-
-    @classmethod
-    def _validate_json_schema_pattern_properties(cls, data: Any) -> Any:
-        if not (isinstance(data, dict) or isinstance(data, _Mapping)):
-            return data
-        values = data
-        for rule in cls.__json_schema_pattern_properties__:
-            pattern_adapters = None
-            additional_adapter = None
-            for key, value in data.items():
-                if key in rule['declared_properties']:
-                    continue
-                if any(
-                    re.search(pattern, key) for pattern in rule['rejected_patterns']
-                ):
-                    raise ValueError(
-                        f'Property {key!r} is not allowed by patternProperties'
-                    )
-                matched = False
-                for index, (pattern, value_type) in enumerate(
-                    rule['pattern_properties'],
-                ):
-                    if not re.search(pattern, key):
-                        continue
-                    matched = True
-                    if pattern_adapters is None:
-                        pattern_adapters = {}
-                    if (adapter := pattern_adapters.get(index)) is None:
-                        adapter = TypeAdapter(value_type)
-                        pattern_adapters[index] = adapter
-                    value = adapter.validate_python(value)
-                if matched:
-                    if values is data:
-                        values = dict(data)
-                    values[key] = value
-                    continue
-                if rule['additional_property_type'] is not None:
-                    if additional_adapter is None:
-                        additional_adapter = TypeAdapter(
-                            rule['additional_property_type'],
-                        )
-                    if values is data:
-                        values = dict(data)
-                    values[key] = additional_adapter.validate_python(value)
-                    continue
-                if not rule['allow_unmatched']:
-                    raise ValueError(f'Unexpected property {key!r}')
-        return values
 
     @classmethod
     def _validate_json_schema_not_required_groups(cls, data: Any) -> Any:
@@ -327,32 +278,21 @@ class _JsonSchemaRuntimeValidationBase(BaseModel):
 class RunEventPayloads(RootModel[Any]):
     root: Annotated[Any, Field(title='RunEventPayloads')]
     """
-    Payloads of the run events this package emits and checks. Each payload is closed; vendor keys pass through the hatch (`openwop-`, `x-`, `vendor.`).
+    Payloads of the run events this package emits and checks, as the OpenWOP v2 payload schemas define them (`run-event-payloads.schema.json`). Every payload is closed, with no vendor hatch: vendor data travels in a vendor event type, never as an extra member.
     """
 
 
-class ErrorObject(_JsonSchemaRuntimeValidationBase, JsonModel):
+class ErrorObject(JsonModel):
     """
     An error carried on an event: a registered or vendor code and a short message.
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
-
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': ('code', 'details', 'message', 'retryable'),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': None,
-            'allow_unmatched': False,
-        },
-    )
-
     code: Annotated[StrictStr, Field(min_length=1)]
     """
-    A registered code or a vendor code `<org>.<code>`.
+    A non-empty code; this package writes registered or vendor codes (`<org>.<code>`).
     """
     message: Annotated[StrictStr, Field(min_length=1)]
     """
@@ -362,35 +302,51 @@ class ErrorObject(_JsonSchemaRuntimeValidationBase, JsonModel):
     retryable: StrictBool | MISSING = MISSING
 
 
-class AgentToolCalled(_JsonSchemaRuntimeValidationBase, JsonModel):
+class RunCompleted(JsonModel):
+    """
+    Payload of `run.completed`, the last event of a run that succeeded. `outputs` is required; an empty object is a valid value.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    outputs: dict[str, Any]
+    """
+    The run's outputs, by name.
+    """
+    durationMs: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
+
+
+class RunFailed(JsonModel):
+    """
+    Payload of `run.failed`, the last event of a run that failed.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    error: ErrorObject
+    failedNodeId: Annotated[
+        StrictStr | MISSING, Field(pattern='^[A-Za-z0-9._~:-]{1,128}$', title='AuthorId')
+    ] = MISSING
+    """
+    An author-chosen id (agentId, workflowId, nodeId): 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -`.
+    """
+    durationMs: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
+
+
+class AgentToolCalled(JsonModel):
     """
     Payload of `agent.tool-called`: the agent called a tool.
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
-
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': (
-                'agentId',
-                'argsHash',
-                'callId',
-                'causationHostId',
-                'inputs',
-                'principal',
-                'toolName',
-                'transport',
-            ),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': None,
-            'allow_unmatched': False,
-        },
-    )
-
-    agentId: Annotated[StrictStr, Field(min_length=1)]
+    agentId: Annotated[StrictStr, Field(pattern='^[A-Za-z0-9._~:-]{1,128}$', title='AuthorId')]
+    """
+    An author-chosen id (agentId, workflowId, nodeId): 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -`.
+    """
     toolName: Annotated[StrictStr, Field(min_length=1)]
     callId: Annotated[StrictStr, Field(min_length=1)]
     """
@@ -400,11 +356,14 @@ class AgentToolCalled(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     The call's arguments.
     """
-    argsHash: Annotated[StrictStr | MISSING, Field(pattern='^[0-9a-f]{64}$')] = MISSING
+    argsHash: StrictStr | MISSING = MISSING
     """
-    SHA-256 of the RFC 8785 canonical JSON of the arguments (tool hooks).
+    SHA-256 of the RFC 8785 canonical JSON of the arguments (tool hooks); this package writes it as 64 lowercase hex digits.
     """
-    principal: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
+    principal: StrictStr | MISSING = MISSING
+    """
+    The principal the call is attributed to (tool hooks).
+    """
     transport: Literal['mcp', 'http', 'native'] | MISSING = MISSING
     causationHostId: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
 
@@ -415,26 +374,7 @@ class AgentToolReturned(_JsonSchemaRuntimeValidationBase, AgentToolReturnedRules
     """
 
     model_config = ConfigDict(
-        extra='allow',
-    )
-
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': (
-                'agentId',
-                'callId',
-                'causationHostId',
-                'durationMs',
-                'error',
-                'outcome',
-                'status',
-                'toolName',
-            ),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': None,
-            'allow_unmatched': False,
-        },
+        extra='forbid',
     )
 
     __json_schema_not_required_groups__: ClassVar[tuple[Any, ...]] = (
@@ -449,7 +389,10 @@ class AgentToolReturned(_JsonSchemaRuntimeValidationBase, AgentToolReturnedRules
         },
     )
 
-    agentId: Annotated[StrictStr, Field(min_length=1)]
+    agentId: Annotated[StrictStr, Field(pattern='^[A-Za-z0-9._~:-]{1,128}$', title='AuthorId')]
+    """
+    An author-chosen id (agentId, workflowId, nodeId): 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -`.
+    """
     toolName: Annotated[StrictStr, Field(min_length=1)]
     callId: Annotated[StrictStr, Field(min_length=1)]
     outcome: Any | MISSING = MISSING
@@ -471,65 +414,40 @@ class EvalStarted(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
     __json_schema_unique_items__: ClassVar[tuple[tuple[object, ...], ...]] = (
         (('modes',),),
     )
 
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': (
-                'baselineRunId',
-                'modes',
-                'suiteId',
-                'suiteVersion',
-                'taskCount',
-            ),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': None,
-            'allow_unmatched': False,
-        },
-    )
-
     suiteId: Annotated[StrictStr, Field(min_length=1)]
     suiteVersion: Annotated[StrictStr, Field(min_length=1)]
     taskCount: Annotated[StrictInt, Field(ge=0)]
-    modes: Annotated[
-        list[Literal['golden', 'rubric', 'adversarial', 'regression', 'live-shadow']],
+    modes: list[Literal['golden', 'rubric', 'adversarial', 'regression', 'live-shadow']]
+    baselineRunId: Annotated[
+        StrictStr | MISSING,
+        Field(pattern='^[A-Za-z0-9._~-]{1,128}/[A-Za-z0-9._~-]{16,128}$', title='RunId'),
+    ] = MISSING
+    """
+    A tenant-bound run id, `<tenantId>/<opaque>`.
+    """
+    fixtureRuns: Annotated[
+        dict[Annotated[str, StringConstraints(pattern=r'^[a-z0-9][a-z0-9-]*$', strict=True)], ids_schema.RunId] | MISSING,
         Field(min_length=1),
-    ]
-    baselineRunId: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
+    ] = MISSING
+    """
+    RFC 0252: the accepted `fixtureRuns` of the run create, echoed: each task id and the finished run whose recorded tool calls became that task's fixtures.
+    """
 
 
-class EvalScored(_JsonSchemaRuntimeValidationBase, JsonModel):
+class EvalScored(JsonModel):
     """
     Payload of `eval.scored`: one task's score.
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
-
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': (
-                'costUsd',
-                'latencyMs',
-                'passed',
-                'safetyFindingCount',
-                'schemaValid',
-                'score',
-                'taskId',
-            ),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': None,
-            'allow_unmatched': False,
-        },
-    )
-
     taskId: Annotated[StrictStr, Field(min_length=1)]
     score: Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
     passed: StrictBool
@@ -539,33 +457,39 @@ class EvalScored(_JsonSchemaRuntimeValidationBase, JsonModel):
     safetyFindingCount: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
 
 
-class EvalCompleted(_JsonSchemaRuntimeValidationBase, JsonModel):
+class EvalCompleted(JsonModel):
     """
     Payload of `eval.completed`: the run's aggregate.
     """
 
     model_config = ConfigDict(
-        extra='allow',
+        extra='forbid',
     )
-
-    __json_schema_pattern_properties__: ClassVar[tuple[Any, ...]] = (
-        {
-            'declared_properties': (
-                'aggregateScore',
-                'passed',
-                'passedCount',
-                'regressionVsBaseline',
-                'taskCount',
-            ),
-            'rejected_patterns': (),
-            'pattern_properties': (('^(openwop-|x-|vendor\\.)', Any),),
-            'additional_property_type': None,
-            'allow_unmatched': False,
-        },
-    )
-
     aggregateScore: Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
     passed: StrictBool
     taskCount: Annotated[StrictInt, Field(ge=0)]
     passedCount: Annotated[StrictInt, Field(ge=0)]
     regressionVsBaseline: Annotated[StrictFloat | MISSING, Field(ge=-1.0, le=1.0)] = MISSING
+
+
+class RunStarted(JsonModel):
+    """
+    Payload of `run.started`, the first event of a run: what runs, and its owner.
+    """
+
+    model_config = ConfigDict(
+        extra='forbid',
+    )
+    workflowId: Annotated[StrictStr, Field(pattern='^[A-Za-z0-9._~:-]{1,128}$', title='AuthorId')]
+    """
+    An author-chosen id (agentId, workflowId, nodeId): 1 to 128 characters of `A-Z a-z 0-9 . _ ~ : -`.
+    """
+    inputs: dict[str, Any] | MISSING = MISSING
+    """
+    The run's inputs.
+    """
+    transport: Literal['rest', 'mcp', 'a2a', 'ui'] | MISSING = MISSING
+    engineVersion: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
+    owner: ids_schema.Owner | MISSING = MISSING
+    tags: list[StrictStr] | MISSING = MISSING
+    metadata: dict[str, Any] | MISSING = MISSING

@@ -3,34 +3,55 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import MISSING, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import MISSING, ConfigDict, Field, RootModel, StrictInt, StrictStr
 from toolcall_spec.model_rules import RunEventRules, Timestamp
+
+
+class VendorEventType(RootModel[StrictStr]):
+    model_config = ConfigDict(
+        regex_engine="python-re",
+    )
+    root: Annotated[
+        StrictStr,
+        Field(
+            pattern='^(?!openwop\\.)(?!(?:agent|approval|artifact|authorization|budget|cap|channel|clarification|commitment|compensation|connector|context|conversation|deployment|dispatch|egress|envelope|eval|goal|import|interrupt|lease|log|memory|model|negotiation|node|orchestrator|output|prompt|proposal|provider|replay|roster|run|tool|trigger|variable|version|voice|workflow|workflow-chain|workspace)\\.)[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9]*(-[a-z0-9]+)*(\\.[a-z][a-z0-9]*(-[a-z0-9]+)*)?$',
+            title='VendorEventType',
+        ),
+    ]
+    """
+    A vendor event type `<org>.<name>[.<name>]`: its first segment is neither `openwop` nor a registered domain.
+    """
 
 
 class RunEvent(RunEventRules):
     """
-    One event of a run's append-only event log (OpenWOP v2 envelope). The payload of the types this package knows is checked against its schema; other registered and vendor types keep an open payload.
+    One event of a run's append-only event log (OpenWOP v2 envelope, closed). The payload of the types this package knows is checked against its schema; other registered and vendor types keep an open object payload.
     """
 
     model_config = ConfigDict(
         extra='forbid',
     )
-    eventId: Annotated[StrictStr, Field(min_length=1)]
+    eventId: Annotated[StrictStr, Field(pattern='^[A-Za-z0-9._~-]{16,128}$', title='EventId')]
     """
-    Unique id of the event, opaque.
+    Unique id of the event, host-minted and opaque.
     """
-    runId: Annotated[StrictStr, Field(min_length=1)]
+    runId: Annotated[
+        StrictStr, Field(pattern='^[A-Za-z0-9._~-]{1,128}/[A-Za-z0-9._~-]{16,128}$', title='RunId')
+    ]
     """
     The run the event belongs to, `<tenantId>/<opaque>`.
     """
-    nodeId: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
-    type: Annotated[
-        StrictStr, Field(pattern='^[a-z][a-z0-9]*(-[a-z0-9]+)*(\\.[a-z][a-z0-9]*(-[a-z0-9]+)*)+$')
-    ]
+    nodeId: Annotated[
+        StrictStr | MISSING, Field(pattern='^[A-Za-z0-9._~:-]{1,128}$', title='AuthorId')
+    ] = MISSING
     """
-    Kebab-case event type such as `agent.tool-returned`, or a vendor type `<org>.<name>`.
+    The node a node-scoped event belongs to.
+    """
+    type: VendorEventType | Literal['agent.decided', 'agent.handoff', 'agent.invocation-completed', 'agent.invocation-started', 'agent.memory-consolidated', 'agent.prompt-resolved', 'agent.reasoned', 'agent.reasoning-delta', 'agent.tool-called', 'agent.tool-returned', 'agent.verified', 'approval.granted', 'approval.overridden', 'approval.received', 'approval.rejected', 'approval.requested', 'artifact.created', 'authorization.decided', 'budget.consumed', 'budget.exhausted', 'budget.reserved', 'budget.threshold-crossed', 'cap.breached', 'channel.presence', 'channel.written', 'clarification.requested', 'clarification.resolved', 'commitment.fired', 'compensation.completed', 'compensation.failed', 'compensation.manual-intervention-required', 'compensation.paused', 'compensation.requested', 'compensation.started', 'connector.auth-expired', 'connector.authorized', 'context.summarized', 'conversation.closed', 'conversation.exchanged', 'conversation.opened', 'deployment.canary-adjusted', 'deployment.promoted', 'deployment.rolled-back', 'deployment.state-changed', 'dispatch.fanned-out', 'dispatch.joined', 'egress.decided', 'envelope.nl-to-format-engaged', 'envelope.recovery-applied', 'envelope.refusal', 'envelope.retry-attempted', 'envelope.retry-exhausted', 'envelope.truncated', 'eval.completed', 'eval.scored', 'eval.started', 'goal.closed', 'goal.evaluated', 'import.applied', 'interrupt.requested', 'interrupt.resolved', 'lease.acquired', 'lease.handed-off', 'lease.lost', 'lease.renewed', 'log.appended', 'memory.compacted', 'memory.written', 'model.capability-insufficient', 'model.capability-substituted', 'negotiation.decided', 'node.cancelled', 'node.completed', 'node.dispatched', 'node.failed', 'node.resumed', 'node.retried', 'node.skipped', 'node.started', 'node.suspend-failed', 'node.suspended', 'orchestrator.decided', 'output.chunk', 'prompt.composed', 'proposal.activated', 'proposal.created', 'provider.usage', 'replay.diverged', 'replay.diverged-at-refusal', 'roster.run-initiated', 'run.cancelled', 'run.completed', 'run.dead-lettered', 'run.failed', 'run.paused', 'run.restored-from-snapshot', 'run.resume-started', 'run.resumed', 'run.started', 'tool.session-closed', 'tool.session-opened', 'trigger.delivery-attempted', 'trigger.subscription-state-changed', 'variable.changed', 'version.pinned', 'voice.barge-in', 'voice.cancelled', 'voice.endpoint-candidate', 'voice.speech-start', 'voice.synthesis-chunk', 'voice.transcript', 'voice.turn-commit', 'workflow-chain.confidence-escalated', 'workflow-chain.event', 'workflow.loopback-limit', 'workflow.restored', 'workflow.stalled', 'workspace.updated']
+    """
+    A registered OpenWOP v2 event type (kebab-case, e.g. `agent.tool-returned`) or a vendor type `<org>.<name>` whose first segment is neither `openwop` nor a registered domain (e.g. `toolcall-spec.eval.task-failed`).
     """
     payload: dict[str, Any]
     """
@@ -52,7 +73,9 @@ class RunEvent(RunEventRules):
     """
     schemaVersion: Annotated[StrictInt, Field(ge=1)]
     engineVersion: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
-    causationId: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
+    causationId: Annotated[
+        StrictStr | MISSING, Field(pattern='^[A-Za-z0-9._~-]{16,128}$', title='EventId')
+    ] = MISSING
     """
     The eventId of the event that caused this one.
     """

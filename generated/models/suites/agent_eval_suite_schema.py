@@ -328,9 +328,9 @@ class Fixtures(JsonModel):
     """
     Entries in declaration order. The first unconsumed entry that names the tool and matches the call is served and consumed.
     """
-    onMiss: Literal['error', 'live'] = 'error'
+    onMiss: Literal['fail', 'live', 'error'] = 'fail'
     """
-    What a call that matches no entry gets: a tool error (`error`, the default) or the live tool (`live`).
+    What a call that matches no entry gets: a tool error (`fail`, the default) or the live tool (`live`). `error` is this package's 0.1 spelling of `fail`: still accepted, deprecated, and reported with a warning.
     """
     memorySeed: list[dict[str, Any]] | MISSING = MISSING
     """
@@ -376,9 +376,11 @@ class AgentEvalSuite(_JsonSchemaRuntimeValidationBase, JsonModel):
     """
     Semantic version of the suite.
     """
-    targetAgentId: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
+    targetAgentId: Annotated[
+        StrictStr | MISSING, Field(pattern='^[A-Za-z0-9._~:-]{1,128}$', title='AuthorId')
+    ] = MISSING
     """
-    The agent the suite evaluates.
+    The agent the suite evaluates (an OpenWOP agentId).
     """
     allowedModels: list[Literal['reasoning', 'writing', 'coding', 'research', 'classification', 'general']] | MISSING = (
         MISSING

@@ -30,7 +30,7 @@ class InProcessAdapter:
         self.name = name
 
     def capabilities(self) -> dict[str, Any]:
-        return dict(self.host.capabilities)
+        return self.host.discovery()  # what the host serves, as GET /.well-known/openwop does
 
     def create_eval_run(
         self, suite: dict[str, Any], *, mode: str = "golden", agent_id: str

@@ -140,7 +140,7 @@ def miss_handling(adapter: HostAdapter, ctx: Context) -> Verdict:
     total = run.summary.get("fixtureMissCount")
     check(is_count(total, 2), f"the summary's fixtureMissCount is {total!r}, expected 2")
     live = _miss_goes_live(adapter, ctx)
-    return passed(f"onMiss error: 2 misses, 2 tool errors, {served} not counted; {live}")
+    return passed(f"onMiss fail: 2 misses, 2 tool errors, {served} not counted; {live}")
 
 
 def _miss_goes_live(adapter: HostAdapter, ctx: Context) -> str:

@@ -306,14 +306,14 @@ def _summary(run: ServedRun) -> Response:
     if run.status == "running":
         raise ApiError(
             409,
-            "conflict",
+            "run_state_conflict",
             "the run is still running; its eval summary exists once it is terminal",
             {"status": run.status},
         )
     if run.record is None:
         raise ApiError(
             409,
-            "conflict",
+            "run_state_conflict",
             f"the run is {run.status} and produced no eval summary",
             {"status": run.status},
         )

@@ -51,7 +51,7 @@ class BearerAuth:
             return
         error = ApiError(
             401,
-            "unauthorized",
+            "unauthenticated",
             "this host needs Authorization: Bearer <token>; the token was missing or wrong",
             headers={"WWW-Authenticate": 'Bearer realm="openwop"'},
         )

@@ -44,15 +44,15 @@ def not_found(message: str) -> ApiError:
 
 STATUS_CODES: dict[int, str] = {
     400: VALIDATION_ERROR,
-    401: "unauthorized",
+    401: "unauthenticated",
     403: "forbidden",
     404: "not_found",
-    405: "method_not_allowed",
-    409: "conflict",
+    405: "toolcall-spec.method_not_allowed",
+    409: "run_state_conflict",
     413: "payload_too_large",
     415: "unsupported_media_type",
     429: "rate_limited",
     500: "internal_error",
-    503: "unavailable",
+    503: "service_unavailable",
 }
 """The code used when only a status is known (e.g. the router's own 404 and 405)."""

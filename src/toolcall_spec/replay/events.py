@@ -71,7 +71,7 @@ class ErrorCode:
 TOOL_FAILED = ErrorCode(vendor_code("tool_failed"), "the tool reported an error")
 """A failed tool execution: a served ``isError: true`` entry, or a live result reporting one."""
 FIXTURE_MISS = ErrorCode(vendor_code("fixture_miss"), "no fixture entry matches this call")
-"""A call that matched no entry under ``onMiss: error``."""
+"""A call that matched no entry under ``onMiss: fail`` (or its deprecated spelling ``error``)."""
 TOOL_RAISED = ErrorCode(vendor_code("tool_raised"), "the live tool raised an exception")
 """A live tool that raised instead of answering."""
 
