@@ -212,7 +212,8 @@ def implausible_ssns(draw: st.DrawFn) -> str:
 
 def non_pii_numbers() -> st.SearchStrategy[str]:
     """Numbers an error message holds that are not PII: years, dates, times, versions, prices,
-    short and very long ids (not 10 digits: a bare 10-digit run is a phone number), non-Luhn card-length numbers, implausible SSNs."""
+    short and very long ids (never 10 digits: a bare 10-digit run is a phone number), non-Luhn
+    card-length numbers, implausible SSNs."""
     return st.one_of(
         st.integers(1900, 2099).map(str),
         st.dates().map(lambda d: d.isoformat()),
@@ -326,33 +327,54 @@ def tool_call_events(draw: st.DrawFn) -> dict[str, Any]:
     return event
 
 
-# Each defect makes a valid event invalid, whatever else the event holds.
+# Each defect makes a valid event invalid, whatever else the event holds, and ingest rejects it.
 DEFECTS: dict[str, Any] = {
     "unknown category": lambda e: {**e, "status": "error", "error_category": "exploded"},
-    "category on success": lambda e: {**e, "status": "success", "error_category": "tool_error"},
-    "error without category": lambda e: {
-        **{k: v for k, v in e.items() if k not in ("error_category", "error_message")},
-        "status": "error",
-    },
     "is_retry as a string": lambda e: {**e, "is_retry": "true"},
     "status as a boolean": lambda e: {**e, "status": True},
     "hyphen-less event_id": lambda e: {**e, "event_id": e["event_id"].replace("-", "")},
     "timestamp without a zone": lambda e: {**e, "timestamp": e["timestamp"][:19]},
     "a day February lacks": lambda e: {**e, "timestamp": "2026-02-30T12:00:00Z"},
-    "unknown member": lambda e: {**e, "surprise": 1},
     "no event_id": lambda e: {k: v for k, v in e.items() if k != "event_id"},
     "negative latency": lambda e: {**e, "latency_ms": -1},
-    "message over 500": lambda e: {
-        **e,
-        "status": "error",
-        "error_category": "unknown",
-        "error_message": "x" * 501,
-    },
+    "trace_id over 128": lambda e: {**e, "trace_id": "t" * 129},
     "not an object": lambda e: [e],
 }
 
+# Each of these makes a valid event schema-invalid the way an older SDK does; ingest repairs it,
+# accepts it and warns, naming the member (the value: how the warning starts).
+REPAIRABLE: dict[str, tuple[Any, str]] = {
+    "category on success": (
+        lambda e: {**e, "status": "success", "error_category": "tool_error"},
+        "error_category: ",
+    ),
+    "error without category": (
+        lambda e: {
+            **{k: v for k, v in e.items() if k not in ("error_category", "error_message")},
+            "status": "error",
+        },
+        "error_category: ",
+    ),
+    "unknown member": (lambda e: {**e, "surprise": 1}, "surprise: "),
+    "message over 500": (
+        lambda e: {
+            **e,
+            "status": "error",
+            "error_category": "unknown",
+            "error_message": "x" * 501,
+        },
+        "error_message: ",
+    ),
+}
+SCHEMA_DEFECTS: dict[str, Any] = {
+    **DEFECTS,
+    **{name: repair[0] for name, repair in REPAIRABLE.items()},
+}
+"""Every defect that makes an event break the schema, repairable or not."""
 
 _DEFECT_NAMES = st.sampled_from(sorted(DEFECTS))
+_SCHEMA_DEFECT_NAMES = st.sampled_from(sorted(SCHEMA_DEFECTS))
+_REPAIRABLE_NAMES = st.sampled_from(sorted(REPAIRABLE))
 
 
 @st.composite
@@ -375,8 +397,21 @@ def small_events(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def defective_events(
-    draw: st.DrawFn, valid: st.SearchStrategy[dict[str, Any]] | None = None
+    draw: st.DrawFn,
+    valid: st.SearchStrategy[dict[str, Any]] | None = None,
+    *,
+    repairable_too: bool = False,
 ) -> tuple[Any, str]:
-    """``(event, defect name)``: a valid event with one defect that makes it invalid."""
-    name = draw(_DEFECT_NAMES)
-    return DEFECTS[name](draw(valid if valid is not None else tool_call_events())), name
+    """``(event, defect name)``: a valid event with one defect that makes it invalid (one ingest
+    rejects; with ``repairable_too``, also one ingest repairs)."""
+    name = draw(_SCHEMA_DEFECT_NAMES if repairable_too else _DEFECT_NAMES)
+    return SCHEMA_DEFECTS[name](draw(valid if valid is not None else tool_call_events())), name
+
+
+@st.composite
+def repairable_events(
+    draw: st.DrawFn, valid: st.SearchStrategy[dict[str, Any]] | None = None
+) -> tuple[dict[str, Any], str]:
+    """``(event, warning start)``: a valid event with one defect ingest repairs."""
+    defect, warning = REPAIRABLE[draw(_REPAIRABLE_NAMES)]
+    return defect(draw(valid if valid is not None else tool_call_events())), warning

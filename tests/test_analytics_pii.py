@@ -224,3 +224,56 @@ def test_the_property_catches_a_stripper_without_the_card_pass(
         settings=settings(database=None, max_examples=500),
     )
     assert card in strip_pii(message)
+
+
+CAPTURED = pytest.mark.requirement("toolcall-spec.requirement.analytics.captured-values-stripped")
+
+
+@CAPTURED
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("card 4111.1111.1111.1111 x", "card [CC_REDACTED] x"),
+        ("card 4111\u00a01111\u00a01111\u00a01111", "card [CC_REDACTED]"),
+        ("card 4111  1111  1111  1111", "card [CC_REDACTED]"),
+        ("mail o'brien@example.com", "mail [EMAIL_REDACTED]"),
+        ('mail "john doe"@example.com ok', "mail [EMAIL_REDACTED] ok"),
+        ("mail max@[192.168.0.1] ok", "mail [EMAIL_REDACTED] ok"),
+        ("iban de89 3704 0044 0532 0130 00", "iban [IBAN_REDACTED]"),
+        ("iban DE89-3704-0044-0532-0130-00", "iban [IBAN_REDACTED]"),
+        ("ssn 123.45.6789", "ssn [SSN_REDACTED]"),
+        ("call 0044 20 7946 0958", "call [PHONE_REDACTED]"),
+        ("call 020 7946 0958", "call [PHONE_REDACTED]"),
+        ("call 5551234567 now", "call [PHONE_REDACTED] now"),
+        ("ip 192.168.001.001", "ip [IP_REDACTED]"),
+        ("key AKIAIOSFODNN7EXAMPLE", "key [SECRET_REDACTED]"),
+        ("key sk-proj-abcdefghijklmnop1234", "key [SECRET_REDACTED]"),
+        ("https://user:pa55@example.com/x", "https://[SECRET_REDACTED]@example.com/x"),
+        ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer [SECRET_REDACTED]"),
+        (
+            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlF",
+            "jwt [SECRET_REDACTED]",
+        ),
+    ],
+)
+def test_the_forms_people_write_pii_in_are_redacted(text: str, expected: str) -> None:
+    assert strip_pii(text) == expected
+
+
+@CAPTURED
+def test_numbers_in_captured_values_that_are_pii_become_tokens() -> None:
+    value = {"card_number": 4111111111111111, "phone": 5551234567, "ssn": 123456789, "n": 42}
+    assert strip_pii_deep(value) == {
+        "card_number": "[CC_REDACTED]",
+        "phone": "[PHONE_REDACTED]",
+        "ssn": "[SSN_REDACTED]",
+        "n": 42,
+    }
+
+
+@CAPTURED
+@given(card_numbers(), st.integers(1, 18))
+def test_a_cut_never_leaves_part_of_a_card(card: str, keep: int) -> None:
+    text = "x " * 10 + card + " tail"
+    cut = pii.safe_cut(text, 20 + min(keep, len(card) - 1))
+    assert not any(c.isdigit() for c in cut)

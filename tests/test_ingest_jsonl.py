@@ -7,12 +7,12 @@ from typing import Any
 
 import orjson
 import pytest
-from analytics_strategies import defective_events, small_events
+from analytics_strategies import defective_events, repairable_events, small_events
 from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_spec.analytics.ingest import ingest_jsonl, iter_jsonl_rejections
+from toolcall_spec.analytics.ingest import EventWarning, ingest_jsonl, iter_jsonl_rejections
 from toolcall_spec.validation import validate
 
 PER_EVENT = pytest.mark.requirement("toolcall-spec.requirement.ingest.per-event-answer")
@@ -76,13 +76,27 @@ def test_progress_is_reported_with_the_running_counts() -> None:
 
 @PER_EVENT
 @AS_SENT
-@given(st.lists(st.one_of(small_events(), defective_events(small_events())), max_size=30))
+@pytest.mark.requirement("toolcall-spec.requirement.ingest.repairs-with-warning")
+@given(
+    st.lists(
+        st.one_of(
+            small_events(),
+            defective_events(small_events()),
+            repairable_events(small_events()).map(lambda pair: [*pair]),
+        ),
+        max_size=30,
+    )
+)
 def test_every_line_is_accounted_for_at_its_own_number(items: list[Any]) -> None:
     events = [item if isinstance(item, dict) else item[0] for item in items]
     bad_lines = {number for number, item in enumerate(items, start=1) if isinstance(item, tuple)}
+    fixed_lines = {number for number, item in enumerate(items, start=1) if isinstance(item, list)}
     counts = [0, 0]
     body = b"".join(orjson.dumps(event) + b"\n" for event in events)
-    rejections = list(iter_jsonl_rejections(io.BytesIO(body), counts))
+    warnings: list[EventWarning] = []
+    rejections = list(iter_jsonl_rejections(io.BytesIO(body), counts, None, warnings))
     assert sum(counts) == len(events)
+    assert counts[1] == len(bad_lines)
     assert {rejection.line for rejection in rejections} == bad_lines
+    assert {warning.line for warning in warnings} == fixed_lines
     assert all(r.line is not None and r.index == r.line - 1 for r in rejections)  # no blanks

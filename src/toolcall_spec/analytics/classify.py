@@ -41,6 +41,7 @@ ErrorCategory = Literal[
     "auth", "validation", "timeout", "rate_limit", "server", "unknown", "tool_error"
 ]
 
+
 @dataclass(frozen=True, slots=True)
 class Classification:
     """The derived ``tool_call`` fields. ``error_category`` is set exactly when ``status`` is
@@ -95,9 +96,8 @@ def wire_result(result: ToolResult) -> Mapping[str, Any]:
         return result
     dump = getattr(result, "model_dump", None)
     if not callable(dump):
-        raise TypeError(
-            f"expected a CallToolResult (a mapping or a pydantic model), got {type(result).__name__}"
-        )
+        kind = type(result).__name__
+        raise TypeError(f"expected a CallToolResult (a mapping or a pydantic model), got {kind}")
     wire = dump(mode="json", by_alias=True)
     if not isinstance(wire, Mapping):
         raise TypeError(f"{type(result).__name__}.model_dump() did not return a mapping")
@@ -109,7 +109,9 @@ def error_message(text: str | None) -> str | None:
     nothing is left."""
     if text is None:
         return None
-    text = strip_pii(safe_cut(text.strip(), MESSAGE_SAFETY_CEILING))[:MAX_ERROR_MESSAGE_LENGTH].strip()
+    text = strip_pii(safe_cut(text.strip(), MESSAGE_SAFETY_CEILING))[
+        :MAX_ERROR_MESSAGE_LENGTH
+    ].strip()
     return text or None
 
 
@@ -147,7 +149,7 @@ def exception_text(error: BaseException) -> str:
     exception's ``__str__`` is user code; the call must still be counted)."""
     try:
         text = str(error).strip()
-    except Exception:  # noqa: BLE001 - any failure of user code means: no message
+    except Exception:
         text = ""
     return text or type(error).__name__
 

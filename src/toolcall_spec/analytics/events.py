@@ -120,7 +120,7 @@ def _captured_input(arguments: Mapping[str, Any]) -> dict[str, Any]:
     assert isinstance(keys, list)
     return {
         "input_keys": dict.fromkeys(keys, True),
-        "input_types": dict(zip(keys, map(json_type, arguments.values()))),
+        "input_types": dict(zip(keys, map(json_type, arguments.values()), strict=True)),
         "input_values": captured(arguments),
     }
 

@@ -55,7 +55,7 @@ class ErrorMetrics:
         if event.get("status") == "error":
             self.errors += 1
             category = event.get("error_category")
-            self.by_category[category if isinstance(category, str) else "unknown"] += 1
+            self.by_category[category if category in CATEGORIES else "unknown"] += 1
         elif is_tool_error(event.get("output_content")):
             self.reclassified += 1
 
@@ -76,6 +76,10 @@ class ErrorMetrics:
 
 
 COUNTED_STATUSES = ("success", "error")
+CATEGORIES = frozenset(
+    ("auth", "validation", "timeout", "rate_limit", "server", "unknown", "tool_error")
+)
+"""The categories the schema names; any other value (or none) is counted as ``unknown``."""
 
 
 def error_metrics(events: Iterable[Any]) -> ErrorMetrics:

@@ -8,13 +8,14 @@ the one before (a token holds no digit and no ``@``, so a later pass never match
    ``[SECRET_REDACTED]@``
 2. e-mail addresses (apostrophes, quoted local parts and IP-literal domains too) ->
    ``[EMAIL_REDACTED]``
-3. IBANs (any case, spaces or dashes) whose mod-97 checksum holds -> ``[IBAN_REDACTED]``
-4. IPv6, then IPv4 addresses (zero-padded octets too) -> ``[IP_REDACTED]``
+3. IPv6 addresses -> ``[IP_REDACTED]``
+4. IBANs (any case, spaces or dashes) whose mod-97 checksum holds -> ``[IBAN_REDACTED]``
 5. international phone numbers (``+`` or ``00`` and 8 to 15 digits) -> ``[PHONE_REDACTED]``
-6. Luhn-valid card numbers, 13 to 19 digits, split by spaces, NBSPs, dashes or dots ->
+6. IPv4 addresses (zero-padded octets too) -> ``[IP_REDACTED]``
+7. Luhn-valid card numbers, 13 to 19 digits, split by spaces, NBSPs, dashes or dots ->
    ``[CC_REDACTED]``
-7. US SSNs and ITINs (dashes, dots, spaces or none) -> ``[SSN_REDACTED]``
-8. North American phone numbers, bare 10-digit runs included (as Yavio's ``stripPii``), and
+8. US SSNs and ITINs (dashes, dots, spaces or none) -> ``[SSN_REDACTED]``
+9. North American phone numbers, bare 10-digit runs included (as Yavio's ``stripPii``), and
    national-format numbers with a trunk ``0`` -> ``[PHONE_REDACTED]``
 
 Every pass has a prefilter (a character the form cannot do without: ``@``, a digit, ``+``...),
@@ -249,13 +250,99 @@ def _redact_emails(text: str) -> str:
 # Country code and check digits, then 11 to 30 letters or digits, single spaces or dashes allowed
 # between, in either case. Written in lower case, the country must be one that issues IBANs (a
 # lower-case word with two digits passes mod-97 once in 97, so it needs a real country too).
-_IBAN = re.compile(
-    r"(?<![A-Za-z0-9])([A-Za-z]{2}[0-9]{2})((?:[ \-]?[A-Za-z0-9]){11,30})", re.ASCII
-)
+_IBAN = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2}[0-9]{2})((?:[ \-]?[A-Za-z0-9]){11,30})", re.ASCII)
 _IBAN_COUNTRIES = frozenset(
-    "AD AE AL AT AZ BA BE BG BH BI BR BY CH CR CY CZ DE DJ DK DO EE EG ES FI FK FO FR GB GE GI "
-    "GL GR GT HN HR HU IE IL IQ IS IT JO KW KZ LB LC LI LT LU LV LY MC MD ME MK MN MR MT MU NI "
-    "NL NO OM PK PL PS PT QA RO RS RU SA SC SD SE SI SK SM SO ST SV TL TN TR UA VA VG XK YE".split()
+    (
+        "AD",
+        "AE",
+        "AL",
+        "AT",
+        "AZ",
+        "BA",
+        "BE",
+        "BG",
+        "BH",
+        "BI",
+        "BR",
+        "BY",
+        "CH",
+        "CR",
+        "CY",
+        "CZ",
+        "DE",
+        "DJ",
+        "DK",
+        "DO",
+        "EE",
+        "EG",
+        "ES",
+        "FI",
+        "FK",
+        "FO",
+        "FR",
+        "GB",
+        "GE",
+        "GI",
+        "GL",
+        "GR",
+        "GT",
+        "HN",
+        "HR",
+        "HU",
+        "IE",
+        "IL",
+        "IQ",
+        "IS",
+        "IT",
+        "JO",
+        "KW",
+        "KZ",
+        "LB",
+        "LC",
+        "LI",
+        "LT",
+        "LU",
+        "LV",
+        "LY",
+        "MC",
+        "MD",
+        "ME",
+        "MK",
+        "MN",
+        "MR",
+        "MT",
+        "MU",
+        "NI",
+        "NL",
+        "NO",
+        "OM",
+        "PK",
+        "PL",
+        "PS",
+        "PT",
+        "QA",
+        "RO",
+        "RS",
+        "RU",
+        "SA",
+        "SC",
+        "SD",
+        "SE",
+        "SI",
+        "SK",
+        "SM",
+        "SO",
+        "ST",
+        "SV",
+        "TL",
+        "TN",
+        "TR",
+        "UA",
+        "VA",
+        "VG",
+        "XK",
+        "YE",
+    )
 )
 _IBAN_DIGITS = str.maketrans({chr(c): str(c - 55) for c in range(ord("A"), ord("Z") + 1)})
 
@@ -277,9 +364,9 @@ def _iban_end(text: str, match: re.Match[str]) -> int | None:
 
     It ends at the end of a space-separated group that is not glued to a following letter or
     digit."""
-    prefix, body = match.group(1), match.group(2)
+    prefix, body = match.group(1), match.group(2).upper()
     if not prefix[:2].isupper():  # written in lower case: only a country that issues IBANs
-        prefix, body = prefix.upper(), body.upper()
+        prefix = prefix.upper()
         if prefix[:2] not in _IBAN_COUNTRIES:
             return None
     after = text[match.end() : match.end() + 1]
@@ -305,7 +392,7 @@ def _redact_ibans(text: str) -> str:
 
 # --- IP addresses -------------------------------------------------------------------------------
 
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|[01]?[0-9]?[0-9])"  # zero-padded too: 010, 001
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|[01][0-9][0-9]|[1-9]?[0-9])"  # zero-padded too: 010, 001
 _IPV4 = re.compile(rf"(?<![0-9])(?<![0-9]\.){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?[0-9])", re.ASCII)
 _IPV6_RUN = re.compile(r"[0-9A-Fa-f:.]+", re.ASCII)
 _IPV6_MAX = 45
@@ -370,7 +457,11 @@ def _looks_like_address(candidate: str) -> bool:
 
 
 def _redact_ipv6(text: str) -> str:
-    return _replace_spans(text, _ipv6_spans(text), IP_TOKEN) if "::" in text or text.count(":") > 1 else text
+    return (
+        _replace_spans(text, _ipv6_spans(text), IP_TOKEN)
+        if "::" in text or text.count(":") > 1
+        else text
+    )
 
 
 def _redact_ipv4(text: str) -> str:
@@ -382,11 +473,12 @@ def _redact_ipv4(text: str) -> str:
 # "+" or "00" and 8 to 15 digits (E.164), single separators and parentheses allowed between; not
 # a later group of a longer grouped number (``DE00 3704 0044 ...``).
 _INTL_PHONE = re.compile(
-    r"(?<![0-9+])(?<![0-9][-. ])(?:\+|00)[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])", re.ASCII
+    r"(?<![0-9+])(?:\+|(?<![0-9][-. ])00)[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])", re.ASCII
 )
 # A national number: trunk "0" (optionally in parentheses with its area code), then groups.
 _NATIONAL_PHONE = re.compile(
-    r"(?<![0-9])(?<![0-9][-. ])(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])", re.ASCII
+    r"(?<![0-9])(?<![0-9][-. ])(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    re.ASCII,
 )
 _NANP_PHONE = re.compile(
     r"(?<![0-9])(?:\+?1[-. ]?)?"
@@ -521,8 +613,8 @@ _PASSES: tuple[Callable[[str], str], ...] = (
 )
 _DIGIT_PASSES: tuple[Callable[[str], str], ...] = (
     _redact_ibans,
-    _redact_ipv4,
     _redact_international_phones,
+    _redact_ipv4,
     _redact_cards,
     _redact_ssns,
     _redact_north_american_phones,

@@ -1,0 +1,71 @@
+"""PII stripping against one e-mail ``re.sub``, measured in the same run.
+
+1. 200-character messages (plain prose, prose with digits, prose with PII): our ``strip_pii``
+   per message over the cost of one ``re.sub`` with Yavio's e-mail pattern
+   (packages/sdk/src/core/pii.ts at 4099786b). Target: at most 3x.
+2. Adversarial input of 32, 64 and 128 KB: the time per doubling (linear: about 2).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import statistics
+import time
+from collections.abc import Callable
+
+from toolcall_spec.analytics.pii import strip_pii
+
+_EMAIL = re.compile(r"[a-zA-Z0-9._%+-]{1,64}@[a-zA-Z0-9.-]{1,255}\.[a-zA-Z]{2,24}")
+MESSAGES = {
+    "prose": (
+        "The upstream booking service did not answer in time; the request was cancelled "
+        "and nothing was charged. Please try again later or contact support via the app. "
+    )[:200],
+    "digits": (
+        "Order 48213 failed at step 3 of 7 after 2,500 ms on 2026-11-30 12:04:55; retry "
+        "budget 0 of 5 left, version 1.4.2, node 17, queue depth 311, code E1042 x. "
+    )[:200],
+    "pii": (
+        "Card 4111 1111 1111 1111 for max@example.com declined; call +44 20 7946 0958 or "
+        "(555) 123-4567, ssn 123-45-6789, from 192.168.1.10, key AKIAIOSFODNN7EXAMPLE ok. "
+    )[:200],
+}
+ADVERSARIAL = ("a" * 63 + "@", "1 " * 31 + "x", "+1" * 40 + " ", "@." * 40, "DE89 " * 20 + "x")
+SIZES_KB = (32, 64, 128)
+
+
+def _per_call(function: Callable[[str], object], text: str, repeat: int) -> float:
+    best = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(repeat):
+            function(text)
+        best.append((time.perf_counter() - start) / repeat)
+    return min(best)
+
+
+def bench_messages(repeat: int) -> None:
+    print(f"{'message':<10}{'e-mail re.sub':>16}{'strip_pii':>14}{'ratio':>8}")
+    for name, text in MESSAGES.items():
+        baseline = _per_call(lambda t: _EMAIL.sub("[EMAIL_REDACTED]", t), text, repeat)
+        ours = _per_call(strip_pii, text, repeat)
+        print(f"{name:<10}{baseline * 1e6:>13.2f} us{ours * 1e6:>11.2f} us{ours / baseline:>7.2f}x")
+
+
+def bench_growth() -> None:
+    print("adversarial" + "".join(f"{kb:>9} KB" for kb in SIZES_KB) + "   growth per doubling")
+    for unit in ADVERSARIAL:
+        times = []
+        for kb in SIZES_KB:
+            text = unit * (kb * 1024 // len(unit))
+            times.append(_per_call(strip_pii, text, 1))
+        growth = statistics.median(b / a for a, b in itertools.pairwise(times))
+        cells = "".join(f"{t * 1e3:>9.1f} ms" for t in times)
+        print(f"{unit[:10]!r:<11}{cells}   {growth:.2f}")
+
+
+def main(options: list[str]) -> None:
+    repeat = 200 if "--quick" in options else 2_000
+    bench_messages(repeat)
+    bench_growth()
