@@ -178,6 +178,105 @@ def ip_addresses(draw: st.DrawFn) -> str:
     return text
 
 
+# --- the forms people write PII in (issue 11) ----------------------------------------------------
+
+
+@st.composite
+def written_cards(draw: st.DrawFn) -> str:
+    """A Luhn-valid card in groups of four split by dots, NBSPs or double spaces."""
+    length = draw(st.integers(13, 19))
+    payload = draw(st.text(string.digits, min_size=length - 1, max_size=length - 1))
+    digits = payload + luhn_check_digit(payload)
+    separator = draw(st.sampled_from([".", "\u00a0", "  ", "\u202f"]))
+    return separator.join(digits[i : i + 4] for i in range(0, len(digits), 4))
+
+
+@st.composite
+def written_emails(draw: st.DrawFn) -> str:
+    """Addresses with an apostrophe, a quoted local part, or an IP-literal domain."""
+    name = draw(st.text(string.ascii_lowercase, min_size=1, max_size=8))
+    shape = draw(st.sampled_from(["apostrophe", "quoted", "literal4", "literal6"]))
+    if shape == "apostrophe":
+        return f"{name}o'{name}@example.com"
+    if shape == "quoted":
+        return f'"{name} {name}"@example.org'
+    if shape == "literal4":
+        return f"{name}@[{ipaddress.IPv4Address(draw(st.integers(0, 2**32 - 1)))}]"
+    return f"{name}@[IPv6:{ipaddress.IPv6Address(draw(st.integers(1, 2**128 - 1))).exploded}]"
+
+
+@st.composite
+def written_ibans(draw: st.DrawFn) -> str:
+    """A German IBAN (a country that issues them) in lower case or split by dashes."""
+    bban = draw(st.text(string.digits, min_size=18, max_size=18))
+    iban = "DE" + iban_check_digits("DE", bban) + bban
+    grouped = [iban[i : i + 4] for i in range(0, len(iban), 4)]
+    if draw(st.booleans()):
+        return " ".join(grouped).lower()
+    return "-".join(grouped)
+
+
+@st.composite
+def written_phones(draw: st.DrawFn) -> str:
+    """``00``-prefixed international, national with a trunk 0, and bare 10-digit numbers."""
+    shape = draw(st.sampled_from(["00", "national", "bare"]))
+    if shape == "00":
+        rest = draw(st.text(string.digits, min_size=9, max_size=10))
+        return f"00{draw(st.integers(1, 99))} {rest[:2]} {rest[2:6]} {rest[6:]}"
+    if shape == "national":
+        rest = draw(st.text(string.digits, min_size=8, max_size=8))
+        return f"0{draw(st.integers(10, 99))} {rest[:4]} {rest[4:]}"
+    return draw(st.text(string.digits, min_size=9, max_size=9).map(lambda d: "5" + d))
+
+
+@st.composite
+def written_ids(draw: st.DrawFn) -> str:
+    """SSNs with dots and zero-padded IPv4 addresses."""
+    if draw(st.booleans()):
+        area = draw(st.integers(1, 665))
+        return f"{area:03d}.{draw(st.integers(1, 99)):02d}.{draw(st.integers(1, 9999)):04d}"
+    return ".".join(f"{draw(st.integers(0, 255)):03d}" for _ in range(4))
+
+
+_B64URL = string.ascii_letters + string.digits + "-_"
+
+
+@st.composite
+def secrets(draw: st.DrawFn) -> str:
+    """JWTs, cloud access key ids, API keys, URL credentials and Bearer credentials."""
+    text = st.text(_B64URL, min_size=20, max_size=40)
+    shape = draw(st.sampled_from(["jwt", "akia", "sk", "ghp", "url", "bearer"]))
+    if shape == "jwt":
+        return f"eyJ{draw(text)}.eyJ{draw(text)}.{draw(text)}"
+    if shape == "akia":
+        return "AKIA" + draw(
+            st.text(string.ascii_uppercase + string.digits, min_size=16, max_size=16)
+        )
+    if shape == "sk":
+        return "sk-proj-" + draw(
+            st.text(string.ascii_letters + string.digits, min_size=20, max_size=40)
+        )
+    if shape == "ghp":
+        return "ghp_" + draw(
+            st.text(string.ascii_letters + string.digits, min_size=36, max_size=36)
+        )
+    if shape == "url":
+        return f"https://admin:{draw(text)}@db.example.com/x"
+    return "Bearer " + draw(text)
+
+
+def covered_pii() -> st.SearchStrategy[str]:
+    """Every form issue 11 names, one strategy."""
+    return st.one_of(
+        written_cards(),
+        written_emails(),
+        written_ibans(),
+        written_phones(),
+        written_ids(),
+        secrets(),
+    )
+
+
 # --- digits that are not PII --------------------------------------------------------------------
 
 

@@ -8,10 +8,12 @@ import subprocess
 import sys
 import textwrap
 
+import orjson
 import pytest
 from analytics_strategies import (
     TEXT_WITHOUT_DIGITS_OR_AT,
     card_numbers,
+    covered_pii,
     emails,
     ibans,
     ip_addresses,
@@ -25,6 +27,8 @@ from hypothesis import assume, find, given, settings
 from hypothesis import strategies as st
 
 from toolcall_spec.analytics import pii
+from toolcall_spec.analytics.classify import MESSAGE_SAFETY_CEILING, error_message
+from toolcall_spec.analytics.events import MAX_CAPTURED_BYTES, captured
 from toolcall_spec.analytics.pii import (
     DEPTH_TOKEN,
     MAX_DEPTH,
@@ -216,7 +220,7 @@ def test_the_property_catches_a_stripper_without_the_card_pass(
 ) -> None:
     """A planted mutation: drop one pass. The planting property must find a surviving card."""
     monkeypatch.setattr(
-        pii, "_DIGIT_PASSES", tuple(p for p in pii._DIGIT_PASSES if p is not pii._redact_cards)
+        pii, "_WINDOW_PASSES", tuple(p for p in pii._WINDOW_PASSES if p[1] is not pii._redact_cards)
     )
     message, card = find(
         planted(card_numbers()),
@@ -277,3 +281,61 @@ def test_a_cut_never_leaves_part_of_a_card(card: str, keep: int) -> None:
     text = "x " * 10 + card + " tail"
     cut = pii.safe_cut(text, 20 + min(keep, len(card) - 1))
     assert not any(c.isdigit() for c in cut)
+
+
+_AROUND = st.sampled_from(["", "error: ", "see (", "[", '"', "'", "value=", "—", "\n"])
+_AFTER = st.sampled_from(["", ".", ",", ")", "]", '"', "'", ";", " end", "!\n"])
+
+
+def _leaked(value: str, stripped: str) -> bool:
+    """Whether any readable part of ``value`` survived: a digit or ``@`` (the surrounding text
+    has none), or a 12-character piece of what is sensitive in it (for a URL its credentials,
+    whose ``@`` stays; for ``Bearer ...`` the credentials after the word)."""
+    sensitive = value
+    if "://" in value:
+        sensitive = value.split("://", 1)[1].split("@", 1)[0]
+    elif value.startswith("Bearer "):
+        sensitive = value.removeprefix("Bearer ")
+    if sensitive is value and set(stripped) & set(string.digits + "@"):
+        return True
+    return any(sensitive[i : i + 12] in stripped for i in range(max(len(sensitive) - 11, 1)))
+
+
+@CAPTURED
+@settings(max_examples=400)
+@given(covered_pii(), _AROUND, _AFTER, st.sampled_from(["start", "middle", "end"]))
+def test_no_covered_form_leaks_wherever_it_sits(
+    value: str, before: str, after: str, where: str
+) -> None:
+    filler = "the call failed "
+    message = {
+        "start": before + value + after + " " + filler,
+        "middle": filler + before + value + after + " " + filler,
+        "end": filler + before + value + after,
+    }[where]
+    assert not _leaked(value, strip_pii(message)), message
+
+
+@CAPTURED
+@settings(max_examples=200)
+@given(covered_pii(), st.integers(1, 60))
+def test_no_covered_form_leaks_across_the_safety_cut(value: str, into: int) -> None:
+    """Addresses shrink to tokens, so the text at the 4,000-character cut stays inside the 500
+    kept characters; a value the cut splits must leave nothing readable."""
+    count = 28
+    size = (3_990 - count) // count
+    address = "a" * 64 + "@" + "d" * (size - 69) + ".com"
+    filler = " ".join([address] * count) + " "
+    at = MESSAGE_SAFETY_CEILING - min(into, len(value) - 1)
+    text = filler + "x" * (at - len(filler)) + " " + value + " tail"
+    message = error_message(text) or ""
+    kept = message.replace("[EMAIL_REDACTED]", "")
+    assert not _leaked(value, kept), message
+
+
+@CAPTURED
+@given(covered_pii())
+def test_a_captured_value_never_holds_a_covered_form(value: str) -> None:
+    arguments = {"note": "x " * (MAX_CAPTURED_BYTES // 2) + value, "value": value}
+    kept = captured(arguments)
+    assert not _leaked(value, orjson.dumps(kept).decode().replace("_truncated", ""))

@@ -51,7 +51,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import accumulate
 
 EMAIL_TOKEN = "[EMAIL_REDACTED]"
@@ -165,50 +165,94 @@ def _replace_spans(text: str, spans: Iterable[Span], token: str) -> str:
 
 # --- secrets ----------------------------------------------------------------------------------
 
-# One pass, one alternative per family; every alternative starts with a literal, so the engine
-# skips positions that cannot start one. Lengths are bounded below so ordinary words stay.
-_SECRET = re.compile(
-    r"(?<![\w-])(?:"
-    r"eyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*"  # JWT: base64url header {"... . payload . signature
-    r"|(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Za-z0-9])"  # AWS key ids
-    r"|(?:sk|pk|rk)-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}"  # sk-..., sk-proj-..., pk-live-...
-    r"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"  # Stripe-style keys
-    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{20,}"
-    r"|xox[abprs]-[A-Za-z0-9\-]{10,}|AIza[A-Za-z0-9_\-]{35}"
-    r")"
-    r"|(?<=[Bb]earer )[A-Za-z0-9\-._~+/]+=*|(?<=BEARER )[A-Za-z0-9\-._~+/]+=*"
-    r"|(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*",
+# One pattern per family, each run only when one of its markers (a substring the form cannot do
+# without) is in the text, so prose without any costs a few substring searches. Every pattern
+# starts with a literal, so the engine skips positions that cannot start one; lengths are bounded
+# below so ordinary words stay.
+_SECRETS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    # JWT: a base64url JSON header ({"...), then payload and signature
+    (("eyJ",), re.compile(r"eyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*")),
+    # cloud access key ids (AWS): a four-letter kind, then 16 capitals or digits
+    (("A",), re.compile(r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    # API keys: sk-..., sk-proj-..., pk_live_...; ghp_..., github_pat_...; glpat-...; xoxb-...
+    (
+        ("k-", "k_"),
+        re.compile(r"[spr]k(?:-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}|_(?:live|test)_[A-Za-z0-9]{10,})"),
+    ),
+    (("gh",), re.compile(r"gh(?:[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})")),
+    (("glpat-",), re.compile(r"glpat-[A-Za-z0-9_\-]{20,}")),
+    (("xox",), re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}")),
+    (("AIza",), re.compile(r"AIza[A-Za-z0-9_\-]{35}")),
+    # the credentials of an HTTP Authorization header written out
+    (("earer ", "EARER "), re.compile(r"(?<=[Bb]earer )[\w\-.~+/]+=*|(?<=BEARER )[\w\-.~+/]+=*")),
+    (
+        ("asic ", "ASIC "),
+        re.compile(r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*|(?<=BASIC )[A-Za-z0-9+/]{8,}=*"),
+    ),
 )
+"""Per family: markers (substrings it cannot do without; a cheap ``in`` test each), pattern."""
+_GLUE = re.compile(r"[\w-]")
 _URL_USERINFO = re.compile(r"(?<=://)[^\s/?#@\[\]]{1,256}@")
 
 
 def _redact_secrets(text: str) -> str:
-    text = _SECRET.sub(SECRET_TOKEN, text)
+    for markers, pattern in _SECRETS:
+        for marker in markers:
+            if marker in text:
+                text = pattern.sub(_secret, text)
+                break
     return _URL_USERINFO.sub(SECRET_TOKEN + "@", text) if "://" in text else text
+
+
+def _secret(match: re.Match[str]) -> str:
+    """The token, unless the match is glued to the word before it (``task-...``, ``xAKIA...``):
+    then it is the tail of another word."""
+    start = match.start()
+    glued = start > 0 and _GLUE.match(match.string, start - 1) is not None
+    return match.group() if glued else SECRET_TOKEN
 
 
 # --- e-mail -------------------------------------------------------------------------------------
 
 # Runs of characters an address can hold ('@' included): one linear scan finds every candidate.
-_EMAIL_RUN = re.compile(r"[\w.%+\-@']+")
 _DOMAIN = re.compile(r"[^\W_](?:[^\W_]|[.\-])*")
 _LETTER_LABEL = re.compile(r"\.[^\W\d_]{2}")
 
 
 def _email_spans(text: str) -> list[Span]:
+    """Every address, found from its ``@`` (so text without one costs nothing more): the run of
+    local-part characters before it, the domain after it."""
     spans: list[Span] = []
-    for run in _EMAIL_RUN.finditer(text):
-        parts = run.group().split("@")
-        offset = run.start()  # where parts[k - 1], the local part, starts
-        for k in range(1, len(parts)):
-            local, domain = parts[k - 1], parts[k]
-            quote = len(local) - len(local.lstrip("'"))  # a quote around the address stays
-            if len(local) > quote and "." in domain:
-                end = _domain_length(domain)
-                if end:
-                    spans.append((offset + quote, offset + len(local) + 1 + end))
-            offset += len(local) + 1
+    at = text.find("@")
+    while at >= 0:
+        start = _local_start(text, at)
+        local = text[start:at]
+        quote = len(local) - len(local.lstrip("'"))  # a quote around the address stays
+        if len(local) > quote:
+            end = _domain_length(text, at + 1)
+            if end:
+                spans.append((start + quote, at + 1 + end))
+        at = text.find("@", at + 1)
     return spans
+
+
+_LOCAL_RUN = re.compile(r"[\w.%+\-']*")
+_LOOK_BACK = 256
+
+
+def _local_start(text: str, at: int) -> int:
+    """Where the run of local-part characters that ends at ``at`` starts. Read backwards in
+    chunks; a run stops at the ``@`` before it, so every character is read once overall."""
+    start = at
+    while start > 0:
+        chunk_start = max(0, start - _LOOK_BACK)
+        backwards = text[chunk_start:start][::-1]
+        run = _LOCAL_RUN.match(backwards)
+        length = run.end() if run is not None else 0
+        start -= length
+        if length < len(backwards):
+            break
+    return start
 
 
 # "quoted local part"@domain and local@[IP literal]: the two forms the run scan cannot see.
@@ -228,10 +272,10 @@ def _special_email_spans(text: str) -> list[Span]:
     ]
 
 
-def _domain_length(part: str) -> int:
-    """How much of ``part`` is a domain with a label of two letters or more after a dot
-    (``example.com``); 0 when it holds none."""
-    match = _DOMAIN.match(part)
+def _domain_length(text: str, at: int) -> int:
+    """How much of ``text`` from ``at`` is a domain with a label of two letters or more after a
+    dot (``example.com``); 0 when it holds none."""
+    match = _DOMAIN.match(text, at)
     if match is None:
         return 0
     domain = match.group().rstrip(".-")
@@ -250,7 +294,11 @@ def _redact_emails(text: str) -> str:
 # Country code and check digits, then 11 to 30 letters or digits, single spaces or dashes allowed
 # between, in either case. Written in lower case, the country must be one that issues IBANs (a
 # lower-case word with two digits passes mod-97 once in 97, so it needs a real country too).
-_IBAN = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2}[0-9]{2})((?:[ \-]?[A-Za-z0-9]){11,30})", re.ASCII)
+# Found at its check digits (a digit first lets the engine skip every position without one); the
+# lookbehind then reads the country code before them.
+_IBAN = re.compile(
+    r"[0-9][0-9](?<=(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2})((?:[ \-]?[A-Za-z0-9]){11,30})", re.ASCII
+)
 _IBAN_COUNTRIES = frozenset(
     (
         "AD",
@@ -353,7 +401,7 @@ def _iban_spans(text: str) -> list[Span]:
     while match is not None:
         end = _iban_end(text, match)
         if end is not None:
-            spans.append((match.start(), end))
+            spans.append((match.start() - 2, end))
         # Another IBAN may start inside this match (overlapping spans merge): every start counts.
         match = _IBAN.search(text, match.start() + 1)
     return spans
@@ -364,7 +412,7 @@ def _iban_end(text: str, match: re.Match[str]) -> int | None:
 
     It ends at the end of a space-separated group that is not glued to a following letter or
     digit."""
-    prefix, body = match.group(1), match.group(2).upper()
+    prefix, body = text[match.start() - 2 : match.start() + 2], match.group(1).upper()
     if not prefix[:2].isupper():  # written in lower case: only a country that issues IBANs
         prefix = prefix.upper()
         if prefix[:2] not in _IBAN_COUNTRIES:
@@ -375,7 +423,7 @@ def _iban_end(text: str, match: re.Match[str]) -> int | None:
     for end in sorted(ends, reverse=True):
         bban = body[:end].replace(" ", "").replace("-", "")
         if len(bban) >= 11 and int((bban + prefix).translate(_IBAN_DIGITS)) % 97 == 1:
-            return match.start(2) + end
+            return match.start(1) + end
     return None
 
 
@@ -394,17 +442,28 @@ def _redact_ibans(text: str) -> str:
 
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|[01][0-9][0-9]|[1-9]?[0-9])"  # zero-padded too: 010, 001
 _IPV4 = re.compile(rf"(?<![0-9])(?<![0-9]\.){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?[0-9])", re.ASCII)
-_IPV6_RUN = re.compile(r"[0-9A-Fa-f:.]+", re.ASCII)
+_IPV6_COLONS = re.compile(r":[0-9A-Fa-f:.]*:", re.ASCII)
+_HEX_RUN = re.compile(r"[0-9A-Fa-f.]*", re.ASCII)
+_HEX_OR_DOT = frozenset("0123456789ABCDEFabcdef.")
 _IPV6_MAX = 45
 _WORD = re.compile(r"\w")
 
 
 def _ipv6_spans(text: str) -> list[Span]:
+    """Each run of hex digits, dots and colons with two colons or more, found from its colons
+    (a colon first lets the engine skip the rest of the text), then widened to the whole run."""
     spans: list[Span] = []
-    for run in _IPV6_RUN.finditer(text):
-        if run.group().count(":") < 2:
+    for colons in _IPV6_COLONS.finditer(text):
+        inner = colons.group()
+        if "::" not in inner and inner.count(":") < 6:  # 8 groups, or 7 with a dotted IPv4
             continue
-        span = _ipv6_in_run(text, run.start(), run.end())
+        start = colons.start()
+        limit = max(0, start - 2 * _IPV6_MAX - 1)  # a longer run is no address: stop looking
+        while start > limit and text[start - 1] in _HEX_OR_DOT:
+            start -= 1
+        run_after = _HEX_RUN.match(text, colons.end())
+        end = run_after.end() if run_after is not None else colons.end()
+        span = _ipv6_in_run(text, start, end)
         if span is not None:
             spans.append(span)
     return spans
@@ -459,7 +518,7 @@ def _looks_like_address(candidate: str) -> bool:
 def _redact_ipv6(text: str) -> str:
     return (
         _replace_spans(text, _ipv6_spans(text), IP_TOKEN)
-        if "::" in text or text.count(":") > 1
+        if "::" in text or text.count(":") >= 6  # 8 groups, or 7 and a dotted IPv4
         else text
     )
 
@@ -571,8 +630,12 @@ def _redact_cards(text: str) -> str:
 
 # --- SSN and ITIN -------------------------------------------------------------------------------
 
-_SSN_DASHED = re.compile(r"(?<![0-9.])[0-9]{3}([-.])[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
-_SSN_PLAIN = re.compile(r"(?<![0-9])[0-9]{3}( ?)[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
+# A digit first (the lookbehind after it reads the character before the match), so the engine
+# skips every position without a digit.
+_SSN_DASHED = re.compile(
+    r"[0-9](?<![0-9.][0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII
+)
+_SSN_PLAIN = re.compile(r"[0-9](?<![0-9][0-9])[0-9]{2}( ?)[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
 _ITIN_GROUPS = frozenset([*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100)])
 
 
@@ -593,16 +656,52 @@ def _redact_ssns(text: str) -> str:
     return _SSN_PLAIN.sub(_plain_ssn, _SSN_DASHED.sub(SSN_TOKEN, text))
 
 
+# A run of digits and separators, 7 characters or more, from a digit to a digit: every phone
+# number, card, SSN and IPv4 address lies inside one (with a "+" or "(" just before it), so
+# their passes run on short windows around such runs, never over the whole text, and each only
+# when the run holds enough digits for its form. IBANs are found at their check digits.
+_GATE_CHAIN = re.compile(r"[0-9][0-9 .\-()/\u00a0\u2007\u202f]{5,}[0-9]")
+
+_WINDOW_BEFORE, _WINDOW_AFTER = 4, 2
 _ANY_DIGIT = re.compile(r"[0-9]")
 
 
 def _digit_passes(text: str) -> str:
-    """The passes for PII made of digits, skipped at the cost of one scan for text without any."""
+    """The passes for PII made of digits: IBANs over the text, the others window by window."""
     if _ANY_DIGIT.search(text) is None:
         return text
-    for redact in _DIGIT_PASSES:
-        text = redact(text)
-    return text
+    text = _redact_ibans(text)
+    out: list[str] = []
+    cursor = 0
+    for start, end, longest in _windows(text):
+        piece = text[start:end]
+        for shortest, redact in _WINDOW_PASSES:
+            if longest >= shortest:
+                piece = redact(piece)
+        out += (text[cursor:start], piece)
+        cursor = end
+    if not out:
+        return text
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def _windows(text: str) -> Iterator[tuple[int, int, int]]:
+    """``(start, end, most digits in a chain)`` of the windows around the chains that can hold
+    a form; windows that touch are merged."""
+    current: tuple[int, int, int] | None = None
+    for chain in _GATE_CHAIN.finditer(text):
+        length = len(_NON_DIGITS.sub("", chain.group()))
+        start = max(0, chain.start() - _WINDOW_BEFORE)
+        end = min(len(text), chain.end() + _WINDOW_AFTER)
+        if current is not None and start <= current[1]:
+            current = (current[0], end, max(current[2], length))
+            continue
+        if current is not None:
+            yield current
+        current = (start, end, length)
+    if current is not None:
+        yield current
 
 
 _PASSES: tuple[Callable[[str], str], ...] = (
@@ -611,11 +710,10 @@ _PASSES: tuple[Callable[[str], str], ...] = (
     _redact_ipv6,
     _digit_passes,
 )
-_DIGIT_PASSES: tuple[Callable[[str], str], ...] = (
-    _redact_ibans,
-    _redact_international_phones,
-    _redact_ipv4,
-    _redact_cards,
-    _redact_ssns,
-    _redact_north_american_phones,
+_WINDOW_PASSES: tuple[tuple[int, Callable[[str], str]], ...] = (
+    (8, _redact_international_phones),  # 8 digits at least
+    (4, _redact_ipv4),  # 1.1.1.1
+    (_CARD_MIN, _redact_cards),
+    (9, _redact_ssns),
+    (10, _redact_north_american_phones),  # 10 digits; national numbers too
 )
