@@ -1,6 +1,16 @@
-"""Real Yavio SDK 0.3.x ``tool_call`` events (tests/data/yavio, facts from teamyavio/yavio at
-4099786b) both ways: Yavio's own ingest schema accepts them, and ours accepts them, with a warning
-where it changes the event."""
+"""Real Yavio SDK 0.3.x ``tool_call`` events both ways: Yavio's own ingest schema accepts them, and
+ours accepts them, with a warning where it changes the event.
+
+The vectors (examples/analytics/yavio-sdk-0.3.1.jsonl) are written from the facts in
+teamyavio/yavio at commit 4099786b04ac8be76e0b322fa6bdb7685c1e609e (``@yavio/sdk`` 0.3.1):
+``packages/sdk/src/core/events.ts`` (``buildToolCallEvent``: members, ``is_retry`` always 0),
+``packages/sdk/src/server/proxy.ts`` (``wrapToolCallback``: a returned result is always a
+success, ``isError`` kept in ``output_content``; a thrown error is ``unknown`` with the raw
+``error.message``; ``input_values`` carries ``_sessionId`` and ``_requestId``; integer
+``latency_ms``), ``packages/sdk/src/core/ids.ts`` (``tr_``/``ses_`` + 21 characters) and
+``packages/sdk/src/server/intent.ts`` (``intent_signals``: ``{intent, source}``). What Yavio's
+ingest accepts: ``packages/shared/src/events.ts`` (``ToolCallEvent``, zod, not strict) and
+``packages/ingest/src/lib/field-limits.ts`` (identifiers over their limits are rejected)."""
 
 from __future__ import annotations
 
@@ -21,7 +31,7 @@ from toolcall_spec.analytics.metrics import error_metrics
 from toolcall_spec.validation import validate
 
 YAVIO = pytest.mark.requirement("toolcall-spec.requirement.ingest.yavio-events-accepted")
-VECTORS = Path(__file__).parent / "data" / "yavio" / "sdk-0.3.1-tool-calls.jsonl"
+VECTORS = Path(__file__).parents[1] / "examples" / "analytics" / "yavio-sdk-0.3.1.jsonl"
 
 # Yavio's ToolCallEvent (packages/shared/src/events.ts): member -> the JSON types zod accepts.
 _YAVIO_TOOL_CALL: dict[str, tuple[type, ...]] = {

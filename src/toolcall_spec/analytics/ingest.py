@@ -164,9 +164,8 @@ def repair_event(event: Any) -> tuple[Any, list[str]]:
         value = repaired.get(key)
         if isinstance(value, str) and len(value) > limit:
             repaired[key] = _shortened(key, value, limit)
-            changes.append(
-                f"{key}: {len(value):,} characters, over the limit of {limit:,}; truncated"
-            )
+            how = "PII-stripped and clamped" if key == "error_message" else "truncated"
+            changes.append(f"{key}: {len(value):,} characters, over the limit of {limit:,}; {how}")
     return repaired, changes
 
 
