@@ -12,6 +12,7 @@ from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
+from toolcall_spec.analytics import ingest
 from toolcall_spec.analytics.ingest import EventWarning, ingest_jsonl, iter_jsonl_rejections
 from toolcall_spec.validation import validate
 
@@ -72,6 +73,14 @@ def test_progress_is_reported_with_the_running_counts() -> None:
     seen: list[tuple[int, int, int]] = []
     ingest_jsonl(stream(good(1), b"nope", good(2)), on_progress=lambda *c: seen.append(c))
     assert seen[-1] == (3, 2, 1)
+
+
+def test_progress_is_reported_on_a_run_of_valid_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ingest, "PROGRESS_EVERY", 2)
+    seen: list[tuple[int, int, int]] = []
+    lines = [good(n) for n in range(1, 6)]
+    ingest_jsonl(stream(*lines), on_progress=lambda *c: seen.append(c))
+    assert seen == [(2, 2, 0), (4, 4, 0), (5, 5, 0)]
 
 
 @PER_EVENT

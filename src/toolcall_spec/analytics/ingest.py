@@ -344,24 +344,38 @@ def iter_jsonl_rejections(
     index = -1
     for index, (number, value, error) in enumerate(iter_jsonl(handle)):
         if error is None and is_valid(value):
-            counts[0] += 1
-            continue  # the hot path: nothing else for a valid line
-        changes: list[str] = []
-        if error is None:
-            _, issues, changes = checked_event(value)
-        if error is None and not issues:
-            counts[0] += 1
-            if warnings is not None:
-                warnings += (EventWarning(index, change, number) for change in changes)
+            counts[0] += 1  # the hot path: nothing else for a valid line
         else:
-            counts[1] += 1
-            if error is not None:
-                issues = [f"(root): {error}"]
-            yield EventRejection(index, tuple(issues), number)
+            rejection = _checked_line(index, number, value, error, counts, warnings)
+            if rejection is not None:
+                yield rejection
         if on_progress is not None and (index + 1) % PROGRESS_EVERY == 0:
             on_progress(index + 1, counts[0], counts[1])
     if on_progress is not None:
         on_progress(index + 1, counts[0], counts[1])
+
+
+def _checked_line(
+    index: int,
+    number: int,
+    value: Any,
+    error: str | None,
+    counts: list[int],
+    warnings: list[EventWarning] | None,
+) -> EventRejection | None:
+    """A line that is not a valid event as it stands: accepted after a repair (its changes to
+    ``warnings``), or its rejection."""
+    if error is not None:
+        counts[1] += 1
+        return EventRejection(index, (f"(root): {error}",), number)
+    _, issues, changes = checked_event(value)
+    if issues:
+        counts[1] += 1
+        return EventRejection(index, tuple(issues), number)
+    counts[0] += 1
+    if warnings is not None:
+        warnings += (EventWarning(index, change, number) for change in changes)
+    return None
 
 
 def ingest_jsonl(handle: BinaryIO, on_progress: ProgressCallback | None = None) -> IngestAnswer:

@@ -39,6 +39,9 @@ handler's return value in two known cases, both tested:
 A result the SDK refuses to send (e.g. a 2026-protocol result without ``resultType``) reaches the
 client as a JSON-RPC error; its event says ``server``.
 
+**Sessions.** By default a call that came over the streamable HTTP transport is in the session of
+its ``Mcp-Session-Id`` header (:func:`derive_session_id`); other calls share one id per server.
+
 Caveats: the ``MCPServer`` internals this relies on are private (``_lowlevel_server``,
 ``_tool_manager``), so an ``mcp`` upgrade may need this module to follow; a request whose params
 are malformed (no tool name) is answered with a JSON-RPC error before any handler and yields no
