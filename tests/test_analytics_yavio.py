@@ -100,7 +100,11 @@ def test_a_full_batch_of_realistic_events_fits_the_body_limit() -> None:
         {**events[n % 4], "event_id": f"{n:08x}-0000-4000-8000-000000000000"}
         for n in range(MAX_BATCH_EVENTS)
     ]
-    body = orjson.dumps({"events": batch})
+    # The body as Yavio's SDK posts it (packages/sdk/src/transport/http.ts): events, sdk_version,
+    # sent_at.
+    body = orjson.dumps(
+        {"events": batch, "sdk_version": "0.3.1", "sent_at": "2026-11-30T12:00:04.000Z"}
+    )
     assert len(body) > 512_000  # Yavio's re-serialized limit would refuse it
     assert len(body) <= MAX_BODY_BYTES
     answer = ingest_body(body)
