@@ -3,6 +3,10 @@ the generated model); exceptions whose str() raises; a session per Mcp-Session-I
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -44,6 +48,42 @@ def test_every_representation_of_one_result_classifies_the_same(
     }
     assert len(answers) == 1
     assert answers.pop().is_error is is_error
+
+
+@REPRESENTATIONS
+def test_mypy_flags_an_argument_that_is_no_result(tmp_path: Path) -> None:
+    """The overloads are the contract: mypy accepts a mapping and the SDK's object, and flags
+    anything else."""
+    pytest.importorskip("mypy")
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(
+        "from mcp.types import CallToolResult\n"
+        "from toolcall_spec.analytics.classify import classify_result\n"
+        'classify_result({"content": [], "isError": True})\n'
+        "classify_result(CallToolResult(content=[], is_error=True))\n"
+        "classify_result(42)\n"
+        'classify_result("isError")\n',
+        encoding="utf-8",
+    )
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(snippet),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    flagged = sorted(
+        {line.split(":")[1] for line in checked.stdout.splitlines() if ": error:" in line}
+    )
+    assert flagged == ["5", "6"], checked.stdout
 
 
 @REPRESENTATIONS
