@@ -88,6 +88,17 @@ def test_classify_refuses_what_is_neither_shape(
     assert err.startswith("toolcall-spec: ")
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.analytics.result-representations")
+def test_classify_refuses_a_snake_case_dump_without_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    dumped = {"content": [{"type": "text", "text": "no"}], "is_error": True}
+    code, out, err = run(capsys, "classify", write(tmp_path / "d.json", dumped))
+    assert (code, out) == (2, "")
+    assert "model_dump(by_alias=True)" in err
+    assert "Traceback" not in err
+
+
 def test_classify_an_unreadable_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{nope")
     assert run(capsys, "classify", str(tmp_path / "missing.json"))[0] == 2
