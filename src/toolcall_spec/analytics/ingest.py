@@ -346,7 +346,7 @@ def iter_jsonl_rejections(
         if error is None and is_valid(value):
             counts[0] += 1  # the hot path: nothing else for a valid line
         else:
-            rejection = _checked_line(index, number, value, error, counts, warnings)
+            rejection = _checked_line(index, number, value, error, counts=counts, warnings=warnings)
             if rejection is not None:
                 yield rejection
         if on_progress is not None and (index + 1) % PROGRESS_EVERY == 0:
@@ -360,6 +360,7 @@ def _checked_line(
     number: int,
     value: Any,
     error: str | None,
+    *,
     counts: list[int],
     warnings: list[EventWarning] | None,
 ) -> EventRejection | None:
