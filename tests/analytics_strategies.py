@@ -178,6 +178,105 @@ def ip_addresses(draw: st.DrawFn) -> str:
     return text
 
 
+# --- the forms people write PII in (issue 11) ----------------------------------------------------
+
+
+@st.composite
+def written_cards(draw: st.DrawFn) -> str:
+    """A Luhn-valid card in groups of four split by dots, NBSPs or double spaces."""
+    length = draw(st.integers(13, 19))
+    payload = draw(st.text(string.digits, min_size=length - 1, max_size=length - 1))
+    digits = payload + luhn_check_digit(payload)
+    separator = draw(st.sampled_from([".", "\u00a0", "  ", "\u202f"]))
+    return separator.join(digits[i : i + 4] for i in range(0, len(digits), 4))
+
+
+@st.composite
+def written_emails(draw: st.DrawFn) -> str:
+    """Addresses with an apostrophe, a quoted local part, or an IP-literal domain."""
+    name = draw(st.text(string.ascii_lowercase, min_size=1, max_size=8))
+    shape = draw(st.sampled_from(["apostrophe", "quoted", "literal4", "literal6"]))
+    if shape == "apostrophe":
+        return f"{name}o'{name}@example.com"
+    if shape == "quoted":
+        return f'"{name} {name}"@example.org'
+    if shape == "literal4":
+        return f"{name}@[{ipaddress.IPv4Address(draw(st.integers(0, 2**32 - 1)))}]"
+    return f"{name}@[IPv6:{ipaddress.IPv6Address(draw(st.integers(1, 2**128 - 1))).exploded}]"
+
+
+@st.composite
+def written_ibans(draw: st.DrawFn) -> str:
+    """A German IBAN (a country that issues them) in lower case or split by dashes."""
+    bban = draw(st.text(string.digits, min_size=18, max_size=18))
+    iban = "DE" + iban_check_digits("DE", bban) + bban
+    grouped = [iban[i : i + 4] for i in range(0, len(iban), 4)]
+    if draw(st.booleans()):
+        return " ".join(grouped).lower()
+    return "-".join(grouped)
+
+
+@st.composite
+def written_phones(draw: st.DrawFn) -> str:
+    """``00``-prefixed international, national with a trunk 0, and bare 10-digit numbers."""
+    shape = draw(st.sampled_from(["00", "national", "bare"]))
+    if shape == "00":
+        rest = draw(st.text(string.digits, min_size=9, max_size=10))
+        return f"00{draw(st.integers(1, 99))} {rest[:2]} {rest[2:6]} {rest[6:]}"
+    if shape == "national":
+        rest = draw(st.text(string.digits, min_size=8, max_size=8))
+        return f"0{draw(st.integers(10, 99))} {rest[:4]} {rest[4:]}"
+    return draw(st.text(string.digits, min_size=9, max_size=9).map(lambda d: "5" + d))
+
+
+@st.composite
+def written_ids(draw: st.DrawFn) -> str:
+    """SSNs with dots and zero-padded IPv4 addresses."""
+    if draw(st.booleans()):
+        area = draw(st.integers(1, 665))
+        return f"{area:03d}.{draw(st.integers(1, 99)):02d}.{draw(st.integers(1, 9999)):04d}"
+    return ".".join(f"{draw(st.integers(0, 255)):03d}" for _ in range(4))
+
+
+_B64URL = string.ascii_letters + string.digits + "-_"
+
+
+@st.composite
+def secrets(draw: st.DrawFn) -> str:
+    """JWTs, cloud access key ids, API keys, URL credentials and Bearer credentials."""
+    text = st.text(_B64URL, min_size=20, max_size=40)
+    shape = draw(st.sampled_from(["jwt", "akia", "sk", "ghp", "url", "bearer"]))
+    if shape == "jwt":
+        return f"eyJ{draw(text)}.eyJ{draw(text)}.{draw(text)}"
+    if shape == "akia":
+        return "AKIA" + draw(
+            st.text(string.ascii_uppercase + string.digits, min_size=16, max_size=16)
+        )
+    if shape == "sk":
+        return "sk-proj-" + draw(
+            st.text(string.ascii_letters + string.digits, min_size=20, max_size=40)
+        )
+    if shape == "ghp":
+        return "ghp_" + draw(
+            st.text(string.ascii_letters + string.digits, min_size=36, max_size=36)
+        )
+    if shape == "url":
+        return f"https://admin:{draw(text)}@db.example.com/x"
+    return "Bearer " + draw(text)
+
+
+def covered_pii() -> st.SearchStrategy[str]:
+    """Every form issue 11 names, one strategy."""
+    return st.one_of(
+        written_cards(),
+        written_emails(),
+        written_ibans(),
+        written_phones(),
+        written_ids(),
+        secrets(),
+    )
+
+
 # --- digits that are not PII --------------------------------------------------------------------
 
 
@@ -212,7 +311,8 @@ def implausible_ssns(draw: st.DrawFn) -> str:
 
 def non_pii_numbers() -> st.SearchStrategy[str]:
     """Numbers an error message holds that are not PII: years, dates, times, versions, prices,
-    short and very long ids, Unix timestamps, non-Luhn card-length numbers, implausible SSNs."""
+    short and very long ids (never 10 digits: a bare 10-digit run is a phone number), non-Luhn
+    card-length numbers, implausible SSNs."""
     return st.one_of(
         st.integers(1900, 2099).map(str),
         st.dates().map(lambda d: d.isoformat()),
@@ -222,7 +322,6 @@ def non_pii_numbers() -> st.SearchStrategy[str]:
         ),
         st.integers(0, 10**6).map(lambda cents: f"${cents / 100:,.2f}"),
         st.text(string.digits, min_size=1, max_size=8),
-        st.integers(10**9, 2 * 10**9).map(str),  # Unix timestamps: bare 10-digit runs
         st.text(string.digits, min_size=20, max_size=40),
         st.builds(lambda n: f"ORD-{n}", st.text(string.digits, min_size=5, max_size=8)),
         non_luhn_numbers(),
@@ -327,33 +426,54 @@ def tool_call_events(draw: st.DrawFn) -> dict[str, Any]:
     return event
 
 
-# Each defect makes a valid event invalid, whatever else the event holds.
+# Each defect makes a valid event invalid, whatever else the event holds, and ingest rejects it.
 DEFECTS: dict[str, Any] = {
     "unknown category": lambda e: {**e, "status": "error", "error_category": "exploded"},
-    "category on success": lambda e: {**e, "status": "success", "error_category": "tool_error"},
-    "error without category": lambda e: {
-        **{k: v for k, v in e.items() if k not in ("error_category", "error_message")},
-        "status": "error",
-    },
     "is_retry as a string": lambda e: {**e, "is_retry": "true"},
     "status as a boolean": lambda e: {**e, "status": True},
     "hyphen-less event_id": lambda e: {**e, "event_id": e["event_id"].replace("-", "")},
     "timestamp without a zone": lambda e: {**e, "timestamp": e["timestamp"][:19]},
     "a day February lacks": lambda e: {**e, "timestamp": "2026-02-30T12:00:00Z"},
-    "unknown member": lambda e: {**e, "surprise": 1},
     "no event_id": lambda e: {k: v for k, v in e.items() if k != "event_id"},
     "negative latency": lambda e: {**e, "latency_ms": -1},
-    "message over 500": lambda e: {
-        **e,
-        "status": "error",
-        "error_category": "unknown",
-        "error_message": "x" * 501,
-    },
+    "trace_id over 128": lambda e: {**e, "trace_id": "t" * 129},
     "not an object": lambda e: [e],
 }
 
+# Each of these makes a valid event schema-invalid the way an older SDK does; ingest repairs it,
+# accepts it and warns, naming the member (the value: how the warning starts).
+REPAIRABLE: dict[str, tuple[Any, str]] = {
+    "category on success": (
+        lambda e: {**e, "status": "success", "error_category": "tool_error"},
+        "error_category: ",
+    ),
+    "error without category": (
+        lambda e: {
+            **{k: v for k, v in e.items() if k not in ("error_category", "error_message")},
+            "status": "error",
+        },
+        "error_category: ",
+    ),
+    "unknown member": (lambda e: {**e, "surprise": 1}, "surprise: "),
+    "message over 500": (
+        lambda e: {
+            **e,
+            "status": "error",
+            "error_category": "unknown",
+            "error_message": "x" * 501,
+        },
+        "error_message: ",
+    ),
+}
+SCHEMA_DEFECTS: dict[str, Any] = {
+    **DEFECTS,
+    **{name: repair[0] for name, repair in REPAIRABLE.items()},
+}
+"""Every defect that makes an event break the schema, repairable or not."""
 
 _DEFECT_NAMES = st.sampled_from(sorted(DEFECTS))
+_SCHEMA_DEFECT_NAMES = st.sampled_from(sorted(SCHEMA_DEFECTS))
+_REPAIRABLE_NAMES = st.sampled_from(sorted(REPAIRABLE))
 
 
 @st.composite
@@ -376,8 +496,21 @@ def small_events(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def defective_events(
-    draw: st.DrawFn, valid: st.SearchStrategy[dict[str, Any]] | None = None
+    draw: st.DrawFn,
+    valid: st.SearchStrategy[dict[str, Any]] | None = None,
+    *,
+    repairable_too: bool = False,
 ) -> tuple[Any, str]:
-    """``(event, defect name)``: a valid event with one defect that makes it invalid."""
-    name = draw(_DEFECT_NAMES)
-    return DEFECTS[name](draw(valid if valid is not None else tool_call_events())), name
+    """``(event, defect name)``: a valid event with one defect that makes it invalid (one ingest
+    rejects; with ``repairable_too``, also one ingest repairs)."""
+    name = draw(_SCHEMA_DEFECT_NAMES if repairable_too else _DEFECT_NAMES)
+    return SCHEMA_DEFECTS[name](draw(valid if valid is not None else tool_call_events())), name
+
+
+@st.composite
+def repairable_events(
+    draw: st.DrawFn, valid: st.SearchStrategy[dict[str, Any]] | None = None
+) -> tuple[dict[str, Any], str]:
+    """``(event, warning start)``: a valid event with one defect ingest repairs."""
+    defect, warning = REPAIRABLE[draw(_REPAIRABLE_NAMES)]
+    return defect(draw(valid if valid is not None else tool_call_events())), warning

@@ -88,6 +88,17 @@ def test_classify_refuses_what_is_neither_shape(
     assert err.startswith("toolcall-spec: ")
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.analytics.result-representations")
+def test_classify_refuses_a_snake_case_dump_without_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    dumped = {"content": [{"type": "text", "text": "no"}], "is_error": True}
+    code, out, err = run(capsys, "classify", write(tmp_path / "d.json", dumped))
+    assert (code, out) == (2, "")
+    assert "model_dump(by_alias=True)" in err
+    assert "Traceback" not in err
+
+
 def test_classify_an_unreadable_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{nope")
     assert run(capsys, "classify", str(tmp_path / "missing.json"))[0] == 2
@@ -169,11 +180,11 @@ def test_ingest_jsonl_from_stdin_and_a_missing_file(
 def test_metrics_of_the_example_jsonl(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(EXAMPLES / "analytics" / "tool-calls.jsonl")
     code, out, _ = run(capsys, "metrics", path)
-    assert code == 1  # one line was not a valid event
-    assert "errors: 1 (error rate 50.0%)" in out
+    assert code == 0  # every line counted: the unknown category is counted as unknown
+    assert "errors: 2 (error rate 66.7%)" in out
     assert "tool_error: 1" in out
     code, out, _ = run(capsys, "metrics", "--format", "json", path)
-    assert json.loads(out)["error_rate"] == 0.5
+    assert json.loads(out)["error_rate"] == 2 / 3
 
 
 def test_metrics_of_a_clean_batch_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -38,11 +38,16 @@ def test_the_wrapped_server_example_prints_what_the_page_shows() -> None:
 
 
 def test_the_classify_snippet_comments_are_true() -> None:
+    types = pytest.importorskip("mcp.types", reason="the mcp extra is not installed")
     text = PAGE.read_text(encoding="utf-8")
     shown = re.findall(r"^# (\{.*\})$", text, re.MULTILINE)
+    sdk_result = types.CallToolResult(
+        content=[types.TextContent(type="text", text="no")], is_error=True
+    )
     actual = [
         classify_result({"content": [{"type": "text", "text": " boom "}], "isError": True}),
         classify_result({"content": [], "isError": "true"}),
         classify_exception(RuntimeError("no customer max@example.com")),
+        classify_result(sdk_result),
     ]
     assert shown == [repr(classification.fields()) for classification in actual]

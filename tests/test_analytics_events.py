@@ -6,6 +6,7 @@ import itertools
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -102,13 +103,22 @@ def test_captured_inputs_and_outputs_are_pii_stripped() -> None:
     assert_valid(event)
 
 
-def test_a_large_capture_is_replaced_by_a_truncation_marker() -> None:
+def test_a_large_capture_is_cut_before_stripping_and_marked() -> None:
     big = {"blob": "x" * MAX_CAPTURED_BYTES}
     event = factory().tool_call("t", Classification("success"), arguments=big, output=big)
-    assert event["input_values"] == {"_truncated": True}
-    assert event["output_content"] == {"_truncated": True}
+    for member in ("input_values", "output_content"):
+        kept = event[member]
+        assert kept["_truncated"] is True
+        assert 0 < len(kept["blob"]) < MAX_CAPTURED_BYTES
+        assert big["blob"].startswith(kept["blob"])
+        assert len(orjson.dumps(kept)) <= MAX_CAPTURED_BYTES
     assert event["input_keys"] == {"blob": True}
     assert_valid(event)
+
+
+def test_a_value_that_is_not_json_is_replaced_by_the_truncation_marker() -> None:
+    event = factory().tool_call("t", Classification("success"), arguments={"when": object()})
+    assert event["input_values"] == {"_truncated": True}
 
 
 def test_long_names_and_ids_are_cut_to_the_schema_limits() -> None:

@@ -37,11 +37,12 @@ def test_error_rate_counts_tool_errors_and_groups_by_category() -> None:
         call(2, status="error", error_category="tool_error"),
         call(3, status="error", error_category="tool_error"),
         call(4, status="error", error_category="unknown"),
-        call(5),  # no status: a call, not an error
+        call(5),  # no status: unreadable, reported, not in the rate
     ]
     metrics = error_metrics(events)
-    assert (metrics.tool_calls, metrics.errors, metrics.error_rate) == (5, 3, 0.6)
+    assert (metrics.tool_calls, metrics.errors, metrics.error_rate) == (4, 3, 0.75)
     assert metrics.by_category == {"tool_error": 2, "unknown": 1}
+    assert metrics.unreadable == 1
 
 
 @RATE
@@ -57,10 +58,31 @@ def test_a_legacy_success_with_an_error_output_is_reported_and_corrected() -> No
 
 
 @RATE
-def test_invalid_events_are_skipped_not_counted() -> None:
-    events = [call(1, status="error", error_category="exploded"), "junk", call(2)]
+def test_nothing_is_dropped_silently() -> None:
+    """An error event ingest would reject as sent still counts as an error; what cannot be read
+    is counted as unreadable; another event type is skipped."""
+    events = [
+        call(1, status="error", error_category="exploded"),
+        call(2, status="error", error_message="x" * 2_000),  # Yavio 0.3.x: no clamp, no category
+        "junk",
+        call(3),
+        {**call(4, status="success"), "event_type": "connection"},
+    ]
     metrics = error_metrics(events)
-    assert (metrics.tool_calls, metrics.errors, metrics.skipped) == (1, 0, 2)
+    assert (metrics.tool_calls, metrics.errors, metrics.unreadable, metrics.skipped) == (2, 2, 2, 1)
+    assert metrics.by_category == {"unknown": 2}
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.analytics.metrics-nothing-dropped")
+def test_seven_real_calls_four_errors_read_57_percent() -> None:
+    """The issue's case: one of four errors had a thrown message over 500 characters."""
+    events = [call(n, status="success") for n in range(3)]
+    events += [call(3 + n, status="error", error_category="tool_error") for n in range(3)]
+    events.append(call(9, status="error", error_category="unknown", error_message="e" * 700))
+    metrics = error_metrics(events)
+    assert (metrics.tool_calls, metrics.errors) == (7, 4)
+    assert metrics.error_rate == pytest.approx(4 / 7)
+    assert metrics.unreadable == 0
 
 
 @RATE
@@ -68,20 +90,21 @@ def test_the_example_jsonl_file() -> None:
     with (EXAMPLES / "analytics" / "tool-calls.jsonl").open("rb") as handle:
         metrics = jsonl_error_metrics(handle)
     assert metrics.as_dict() == {
-        "tool_calls": 2,
-        "errors": 1,
-        "error_rate": 0.5,
-        "by_category": {"tool_error": 1},
+        "tool_calls": 3,
+        "errors": 2,
+        "error_rate": 2 / 3,
+        "by_category": {"tool_error": 1, "unknown": 1},
         "reclassified": 0,
-        "corrected_error_rate": 0.5,
-        "corrected_by_category": {"tool_error": 1},
-        "skipped": 1,
+        "corrected_error_rate": 2 / 3,
+        "corrected_by_category": {"tool_error": 1, "unknown": 1},
+        "unreadable": 0,
+        "skipped": 0,
     }
 
 
 def test_no_calls_is_a_zero_rate_not_a_division_error() -> None:
     assert error_metrics([]).error_rate == 0.0
-    assert jsonl_error_metrics(io.BytesIO(b"not json\n")).skipped == 1
+    assert jsonl_error_metrics(io.BytesIO(b"not json\n")).unreadable == 1
 
 
 @RATE

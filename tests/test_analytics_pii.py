@@ -8,10 +8,12 @@ import subprocess
 import sys
 import textwrap
 
+import orjson
 import pytest
 from analytics_strategies import (
     TEXT_WITHOUT_DIGITS_OR_AT,
     card_numbers,
+    covered_pii,
     emails,
     ibans,
     ip_addresses,
@@ -25,6 +27,8 @@ from hypothesis import assume, find, given, settings
 from hypothesis import strategies as st
 
 from toolcall_spec.analytics import pii
+from toolcall_spec.analytics.classify import MESSAGE_SAFETY_CEILING, error_message
+from toolcall_spec.analytics.events import MAX_CAPTURED_BYTES, captured
 from toolcall_spec.analytics.pii import (
     DEPTH_TOKEN,
     MAX_DEPTH,
@@ -74,7 +78,7 @@ def test_each_kind_of_pii_is_replaced_by_its_token(text: str, expected: str) -> 
         "not a card: 4111111111111112",  # fails the Luhn check
         "order 41111111111111112",  # a Luhn-valid card glued to another digit: another number
         "id 12345678901234567890123",
-        "epoch 1732963200 and duration 86400",  # bare 10-digit runs are not phone numbers
+        "duration 86400 and order 12345678",
         "implausible SSNs 000456789 666123456 123004567 123450000 912201234",
         "bad check digits DE00 3704 0044 0532 0130 00",
         "version 1.2.3.4.5 and v10.0.19041.1",
@@ -136,7 +140,7 @@ def test_nested_values_are_stripped_keys_included() -> None:
     value = {"to": ["max@example.com", {"max@example.com": 5}], "n": 4111111111111111, "ok": True}
     assert strip_pii_deep(value) == {
         "to": ["[EMAIL_REDACTED]", {"[EMAIL_REDACTED]": 5}],
-        "n": 4111111111111111,  # numbers are not text: nothing to read a card number out of
+        "n": "[CC_REDACTED]",  # a JSON number is written out too: this one is a card
         "ok": True,
     }
 
@@ -215,10 +219,123 @@ def test_the_property_catches_a_stripper_without_the_card_pass(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A planted mutation: drop one pass. The planting property must find a surviving card."""
-    monkeypatch.setattr(pii, "_PASSES", tuple(p for p in pii._PASSES if p is not pii._redact_cards))
+    monkeypatch.setattr(
+        pii, "_WINDOW_PASSES", tuple(p for p in pii._WINDOW_PASSES if p[1] is not pii._redact_cards)
+    )
     message, card = find(
         planted(card_numbers()),
         lambda case: case[1] in strip_pii(case[0]),
         settings=settings(database=None, max_examples=500),
     )
     assert card in strip_pii(message)
+
+
+CAPTURED = pytest.mark.requirement("toolcall-spec.requirement.analytics.captured-values-stripped")
+
+
+@CAPTURED
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("card 4111.1111.1111.1111 x", "card [CC_REDACTED] x"),
+        ("card 4111\u00a01111\u00a01111\u00a01111", "card [CC_REDACTED]"),
+        ("card 4111  1111  1111  1111", "card [CC_REDACTED]"),
+        ("mail o'brien@example.com", "mail [EMAIL_REDACTED]"),
+        ('mail "john doe"@example.com ok', "mail [EMAIL_REDACTED] ok"),
+        ("mail max@[192.168.0.1] ok", "mail [EMAIL_REDACTED] ok"),
+        ("iban de89 3704 0044 0532 0130 00", "iban [IBAN_REDACTED]"),
+        ("iban DE89-3704-0044-0532-0130-00", "iban [IBAN_REDACTED]"),
+        ("ssn 123.45.6789", "ssn [SSN_REDACTED]"),
+        ("call 0044 20 7946 0958", "call [PHONE_REDACTED]"),
+        ("call 020 7946 0958", "call [PHONE_REDACTED]"),
+        ("call 5551234567 now", "call [PHONE_REDACTED] now"),
+        ("ip 192.168.001.001", "ip [IP_REDACTED]"),
+        ("key AKIAIOSFODNN7EXAMPLE", "key [SECRET_REDACTED]"),
+        ("key sk-proj-abcdefghijklmnop1234", "key [SECRET_REDACTED]"),
+        ("https://user:pa55@example.com/x", "https://[SECRET_REDACTED]@example.com/x"),
+        ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer [SECRET_REDACTED]"),
+        (
+            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlF",
+            "jwt [SECRET_REDACTED]",
+        ),
+    ],
+)
+def test_the_forms_people_write_pii_in_are_redacted(text: str, expected: str) -> None:
+    assert strip_pii(text) == expected
+
+
+@CAPTURED
+def test_numbers_in_captured_values_that_are_pii_become_tokens() -> None:
+    value = {"card_number": 4111111111111111, "phone": 5551234567, "ssn": 123456789, "n": 42}
+    assert strip_pii_deep(value) == {
+        "card_number": "[CC_REDACTED]",
+        "phone": "[PHONE_REDACTED]",
+        "ssn": "[SSN_REDACTED]",
+        "n": 42,
+    }
+
+
+@CAPTURED
+@given(card_numbers(), st.integers(1, 18))
+def test_a_cut_never_leaves_part_of_a_card(card: str, keep: int) -> None:
+    text = "x " * 10 + card + " tail"
+    cut = pii.safe_cut(text, 20 + min(keep, len(card) - 1))
+    assert not any(c.isdigit() for c in cut)
+
+
+_AROUND = st.sampled_from(["", "error: ", "see (", "[", '"', "'", "value=", "—", "\n"])
+_AFTER = st.sampled_from(["", ".", ",", ")", "]", '"', "'", ";", " end", "!\n"])
+
+
+def _leaked(value: str, stripped: str) -> bool:
+    """Whether any readable part of ``value`` survived: a digit or ``@`` (the surrounding text
+    has none), or a 12-character piece of what is sensitive in it (for a URL its credentials,
+    whose ``@`` stays; for ``Bearer ...`` the credentials after the word)."""
+    sensitive = value
+    if "://" in value:
+        sensitive = value.split("://", 1)[1].split("@", 1)[0]
+    elif value.startswith("Bearer "):
+        sensitive = value.removeprefix("Bearer ")
+    if sensitive is value and set(stripped) & set(string.digits + "@"):
+        return True
+    return any(sensitive[i : i + 12] in stripped for i in range(max(len(sensitive) - 11, 1)))
+
+
+@CAPTURED
+@settings(max_examples=400)
+@given(covered_pii(), _AROUND, _AFTER, st.sampled_from(["start", "middle", "end"]))
+def test_no_covered_form_leaks_wherever_it_sits(
+    value: str, before: str, after: str, where: str
+) -> None:
+    filler = "the call failed "
+    message = {
+        "start": before + value + after + " " + filler,
+        "middle": filler + before + value + after + " " + filler,
+        "end": filler + before + value + after,
+    }[where]
+    assert not _leaked(value, strip_pii(message)), message
+
+
+@CAPTURED
+@settings(max_examples=200)
+@given(covered_pii(), st.integers(1, 60))
+def test_no_covered_form_leaks_across_the_safety_cut(value: str, into: int) -> None:
+    """Addresses shrink to tokens, so the text at the 4,000-character cut stays inside the 500
+    kept characters; a value the cut splits must leave nothing readable."""
+    count = 28
+    size = (3_990 - count) // count
+    address = "a" * 64 + "@" + "d" * (size - 69) + ".com"
+    filler = " ".join([address] * count) + " "
+    at = MESSAGE_SAFETY_CEILING - min(into, len(value) - 1)
+    text = filler + "x" * (at - len(filler)) + " " + value + " tail"
+    message = error_message(text) or ""
+    kept = message.replace("[EMAIL_REDACTED]", "")
+    assert not _leaked(value, kept), message
+
+
+@CAPTURED
+@given(covered_pii())
+def test_a_captured_value_never_holds_a_covered_form(value: str) -> None:
+    arguments = {"note": "x " * (MAX_CAPTURED_BYTES // 2) + value, "value": value}
+    kept = captured(arguments)
+    assert not _leaked(value, orjson.dumps(kept).decode().replace("_truncated", ""))

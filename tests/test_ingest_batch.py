@@ -8,7 +8,14 @@ from typing import Any
 
 import orjson
 import pytest
-from analytics_strategies import DEFECTS, defective_events, small_events, tool_call_events
+from analytics_strategies import (
+    DEFECTS,
+    REPAIRABLE,
+    defective_events,
+    repairable_events,
+    small_events,
+    tool_call_events,
+)
 from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
@@ -81,10 +88,10 @@ def test_when_every_event_fails_the_answer_is_400_with_each_index() -> None:
 
 @PER_EVENT
 def test_an_issue_names_the_path_inside_the_event() -> None:
-    batch = {"events": [event(1, output_content=[1]), event(2, status="error")]}
+    batch = {"events": [event(1, output_content=[1]), event(2, status="error", is_retry=2)]}
     errors = answer_of(batch)["errors"]
     assert errors[0]["issues"][0].startswith("output_content: ")
-    assert errors[1]["issues"] == ['(root): "error_category" is a required property']
+    assert any(issue.startswith("is_retry: ") for issue in errors[1]["issues"])
 
 
 @DUPLICATES
@@ -168,20 +175,34 @@ def test_a_body_that_is_not_json_is_400(body: bytes | str) -> None:
 # Mostly small events (the property is about the batch); some with every kind of member.
 _VALID = st.one_of(small_events(), small_events(), small_events(), tool_call_events())
 _DEFECTIVE = defective_events(small_events())
-_KINDS = st.sampled_from(["valid", "valid", "defect", "repeat"])
+_REPAIRABLE = repairable_events(small_events())
+_KINDS = st.sampled_from(["valid", "valid", "defect", "repeat", "repairable"])
 _SIZES = st.integers(1, 20)
 
 
+Planted = tuple[list[Any], dict[int, str], dict[int, str]]
+
+
 @st.composite
-def batches_with_planted_defects(draw: st.DrawFn) -> tuple[list[Any], dict[int, str]]:
-    """A batch of valid events with defective events and repeated ids planted at random
-    positions; returns the batch and, per planted index, why it must be rejected."""
+def batches_with_planted_defects(draw: st.DrawFn) -> Planted:
+    """A batch of valid events with defective events, repairable events and repeated ids
+    planted at random positions; returns the batch, per planted index why it must be rejected,
+    and per repairable index how its warning starts."""
     events: list[Any] = []
     expected: dict[int, str] = {}
+    repaired: dict[int, str] = {}
     accepted_ids: list[str] = []
     for index in range(draw(_SIZES)):
         kind = draw(_KINDS)
-        if kind == "repeat" and accepted_ids:
+        if kind == "repairable":
+            fixable, warning = draw(_REPAIRABLE)
+            if fixable["event_id"].lower() in accepted_ids:
+                expected[index] = "repeat"
+            else:
+                accepted_ids.append(fixable["event_id"].lower())
+                repaired[index] = warning
+            events.append(fixable)
+        elif kind == "repeat" and accepted_ids:
             original = accepted_ids[draw(st.integers(0, len(accepted_ids) - 1))]
             events.append({**draw(_VALID), "event_id": original})
             expected[index] = "repeat"
@@ -196,10 +217,15 @@ def batches_with_planted_defects(draw: st.DrawFn) -> tuple[list[Any], dict[int, 
             else:
                 accepted_ids.append(valid["event_id"].lower())
             events.append(valid)
-    return events, expected
+    return events, expected, repaired
 
 
-def check_answer(events: list[Any], expected: dict[int, str], answer: IngestAnswer) -> None:
+def check_answer(
+    events: list[Any],
+    expected: dict[int, str],
+    answer: IngestAnswer,
+    repaired: dict[int, str] | None = None,
+) -> None:
     """The answer accounts for every event as sent: the rejected indices are exactly the planted
     ones, in the batch's own index space, and accepted + rejected is what was sent."""
     assert answer.accepted + answer.rejected == len(events)
@@ -214,19 +240,27 @@ def check_answer(events: list[Any], expected: dict[int, str], answer: IngestAnsw
     else:
         assert answer.status == 207
     assert validate(answer.as_dict(), "ingest-answer") == []
+    if repaired is not None:
+        assert {warning.index for warning in answer.warnings} == set(repaired)
+        for index, start in repaired.items():
+            messages = [w.message for w in answer.warnings if w.index == index]
+            assert any(message.startswith(start) for message in messages), messages
 
 
 @PER_EVENT
 @AS_SENT
 @DUPLICATES
+@pytest.mark.requirement("toolcall-spec.requirement.ingest.repairs-with-warning")
 @given(batches_with_planted_defects())
-def test_every_event_sent_is_accounted_for_at_its_own_index(
-    case: tuple[list[Any], dict[int, str]],
-) -> None:
-    events, expected = case
+def test_every_event_sent_is_accounted_for_at_its_own_index(case: Planted) -> None:
+    events, expected, repaired = case
     snapshot = copy.deepcopy(events)
-    check_answer(events, expected, ingest_batch({"events": events}))
+    stored: list[dict[str, Any]] = []
+    answer = ingest_batch({"events": events}, stored.append)
+    check_answer(events, expected, answer, repaired)
     assert events == snapshot  # ingest never changes what it was sent
+    assert len(stored) == answer.accepted
+    assert all(validate(event, "tool-call-event") == [] for event in stored)
 
 
 @AS_SENT
@@ -251,3 +285,12 @@ def test_every_defect_in_the_strategy_makes_an_event_invalid() -> None:
     for name, defect in DEFECTS.items():
         answer = ingest_batch({"events": [defect(event(1))]})
         assert answer.rejected == 1, name
+
+
+def test_every_repairable_defect_is_accepted_with_its_warning() -> None:
+    for name, (defect, start) in REPAIRABLE.items():
+        sent = defect(event(1))
+        assert validate(sent, "tool-call-event") != [], name  # the schema alone rejects it
+        answer = ingest_batch({"events": [sent]})
+        assert (answer.accepted, answer.rejected) == (1, 0), name
+        assert [w.message[: len(start)] for w in answer.warnings] == [start], name

@@ -7,12 +7,13 @@ from typing import Any
 
 import orjson
 import pytest
-from analytics_strategies import defective_events, small_events
+from analytics_strategies import defective_events, repairable_events, small_events
 from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_spec.analytics.ingest import ingest_jsonl, iter_jsonl_rejections
+from toolcall_spec.analytics import ingest
+from toolcall_spec.analytics.ingest import EventWarning, ingest_jsonl, iter_jsonl_rejections
 from toolcall_spec.validation import validate
 
 PER_EVENT = pytest.mark.requirement("toolcall-spec.requirement.ingest.per-event-answer")
@@ -74,15 +75,37 @@ def test_progress_is_reported_with_the_running_counts() -> None:
     assert seen[-1] == (3, 2, 1)
 
 
+def test_progress_is_reported_on_a_run_of_valid_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ingest, "PROGRESS_EVERY", 2)
+    seen: list[tuple[int, int, int]] = []
+    lines = [good(n) for n in range(1, 6)]
+    ingest_jsonl(stream(*lines), on_progress=lambda *c: seen.append(c))
+    assert seen == [(2, 2, 0), (4, 4, 0), (5, 5, 0)]
+
+
 @PER_EVENT
 @AS_SENT
-@given(st.lists(st.one_of(small_events(), defective_events(small_events())), max_size=30))
+@pytest.mark.requirement("toolcall-spec.requirement.ingest.repairs-with-warning")
+@given(
+    st.lists(
+        st.one_of(
+            small_events(),
+            defective_events(small_events()),
+            repairable_events(small_events()).map(lambda pair: [*pair]),
+        ),
+        max_size=30,
+    )
+)
 def test_every_line_is_accounted_for_at_its_own_number(items: list[Any]) -> None:
     events = [item if isinstance(item, dict) else item[0] for item in items]
     bad_lines = {number for number, item in enumerate(items, start=1) if isinstance(item, tuple)}
+    fixed_lines = {number for number, item in enumerate(items, start=1) if isinstance(item, list)}
     counts = [0, 0]
     body = b"".join(orjson.dumps(event) + b"\n" for event in events)
-    rejections = list(iter_jsonl_rejections(io.BytesIO(body), counts))
+    warnings: list[EventWarning] = []
+    rejections = list(iter_jsonl_rejections(io.BytesIO(body), counts, None, warnings))
     assert sum(counts) == len(events)
+    assert counts[1] == len(bad_lines)
     assert {rejection.line for rejection in rejections} == bad_lines
+    assert {warning.line for warning in warnings} == fixed_lines
     assert all(r.line is not None and r.index == r.line - 1 for r in rejections)  # no blanks

@@ -68,7 +68,7 @@ def format_variants() -> st.SearchStrategy[dict[str, Any]]:
 @given(
     st.one_of(
         tool_call_events(),
-        defective_events().map(lambda pair: pair[0]),
+        defective_events(repairable_too=True).map(lambda pair: pair[0]),
         format_variants(),
     )
 )

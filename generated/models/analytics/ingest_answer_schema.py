@@ -29,10 +29,21 @@ class EventRejection(JsonModel):
 
 
 class EventWarning(JsonModel):
+    """
+    A change ingest made to an event it accepted (a cut over-long text, a dropped unknown member, a missing category set to `unknown`, error members dropped from a success), as `path: message`.
+    """
+
     model_config = ConfigDict(
         extra='forbid',
     )
     index: Annotated[StrictInt, Field(ge=0)]
+    """
+    Position of the event in the batch as sent (for a JSONL stream: among its events).
+    """
+    line: Annotated[StrictInt | MISSING, Field(ge=1)] = MISSING
+    """
+    For a JSONL stream: the 1-based line number of the event.
+    """
     message: Annotated[StrictStr, Field(min_length=1)]
 
 
@@ -50,7 +61,7 @@ class BatchError(JsonModel):
 
 class IngestAnswer(JsonModel):
     """
-    What ingest answers for a batch: the HTTP status it sends, how many events it accepted and rejected, and for each rejected event its index in the batch as sent with its issues (`path: message`). `accepted + rejected` equals the events sent.
+    What ingest answers for a batch: the HTTP status it sends, how many events it accepted and rejected, for each rejected event its index in the batch as sent with its issues (`path: message`), and for each accepted event ingest changed its index with what changed (`warnings`). `accepted + rejected` equals the events sent.
     """
 
     model_config = ConfigDict(

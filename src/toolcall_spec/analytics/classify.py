@@ -5,6 +5,8 @@ Three ways a call can end, three classifiers:
 
 - the handler returned a result: :func:`classify_result`. An error exactly when ``isError`` is
   the JSON boolean ``true`` (``toolcall_spec.rules.is_tool_error``); category ``tool_error``.
+  The result may be the wire mapping (``isError``), an ``mcp`` SDK ``CallToolResult`` or this
+  package's generated model: :func:`wire_result` turns each into what the client receives.
 - the handler raised: :func:`classify_exception`; category ``unknown``, the exception's own
   message (what the server knows, not the generic text an MCP client is shown).
 - the call failed before the handler ran (unknown tool, invalid arguments):
@@ -21,12 +23,11 @@ pre-handler text) is dropped, because it is output the model saw; ``status`` and
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, overload
 
-from toolcall_spec.analytics.pii import strip_pii
+from toolcall_spec.analytics.pii import safe_cut, strip_pii
 from toolcall_spec.rules import is_tool_error
 
 MAX_ERROR_MESSAGE_LENGTH = 500
@@ -39,10 +40,6 @@ Status = Literal["success", "error"]
 ErrorCategory = Literal[
     "auth", "validation", "timeout", "rate_limit", "server", "unknown", "tool_error"
 ]
-
-# A space no PII can span: PII that holds whitespace (cards, phones, spaced SSNs, IBANs) only has
-# single spaces between digits, capitals and parentheses.
-_SAFE_SPACE = re.compile(r"(?<![A-Z0-9()])\s|\s(?![A-Z0-9()])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,27 +68,51 @@ class Classification:
 SUCCESS = Classification("success")
 
 
+class WireModel(Protocol):
+    """A pydantic model of a ``CallToolResult``: the ``mcp`` SDK's (``mcp.types.CallToolResult``,
+    attribute ``is_error``, wire name ``isError``) or this package's generated model."""
+
+    def model_dump(self, *, mode: str = ..., by_alias: bool | None = ...) -> dict[str, Any]: ...
+
+
+ToolResult = Mapping[str, Any] | WireModel
+"""What :func:`classify_result` accepts: the wire mapping, or a model that serializes to it."""
+
+SNAKE_CASE_HINT = (
+    "a result mapping with snake_case 'is_error' and no 'isError' is not what the client "
+    "receives; pass the model itself or its model_dump(by_alias=True)"
+)
+
+
+def wire_result(result: ToolResult) -> Mapping[str, Any]:
+    """The result as the client receives it. A model is serialized by alias in JSON mode, so its
+    ``isError`` is the value the SDK sends (pydantic has already coerced what it was built from:
+    ``CallToolResult(is_error="true")`` holds, and sends, ``true``). A mapping is taken as the
+    wire form; one that only has the snake_case ``is_error`` raises :class:`TypeError`, because
+    reading it as a wire result would count an error as a success."""
+    if isinstance(result, Mapping):
+        if "is_error" in result and "isError" not in result:
+            raise TypeError(SNAKE_CASE_HINT)
+        return result
+    dump = getattr(result, "model_dump", None)
+    if not callable(dump):
+        kind = type(result).__name__
+        raise TypeError(f"expected a CallToolResult (a mapping or a pydantic model), got {kind}")
+    wire = dump(mode="json", by_alias=True)
+    if not isinstance(wire, Mapping):
+        raise TypeError(f"{type(result).__name__}.model_dump() did not return a mapping")
+    return wire
+
+
 def error_message(text: str | None) -> str | None:
     """``text`` trimmed, cut to the safety ceiling, PII-stripped and clamped; ``None`` when
     nothing is left."""
     if text is None:
         return None
-    text = strip_pii(_cut(text.strip()))[:MAX_ERROR_MESSAGE_LENGTH].strip()
+    text = strip_pii(safe_cut(text.strip(), MESSAGE_SAFETY_CEILING))[
+        :MAX_ERROR_MESSAGE_LENGTH
+    ].strip()
     return text or None
-
-
-def _cut(text: str) -> str:
-    """``text`` cut to the safety ceiling, at the last space no PII can span when there is one:
-    half a card number or address would not be recognised, so must not be kept."""
-    if len(text) <= MESSAGE_SAFETY_CEILING:
-        return text
-    # One character past the cut, so a space at the cut sees its right-hand neighbour.
-    head = text[: MESSAGE_SAFETY_CEILING + 2]
-    cut = MESSAGE_SAFETY_CEILING
-    for space in _SAFE_SPACE.finditer(head):
-        if space.start() <= MESSAGE_SAFETY_CEILING:
-            cut = space.start()
-    return head[:cut]
 
 
 def first_text(result: Mapping[str, Any]) -> str | None:
@@ -106,20 +127,37 @@ def first_text(result: Mapping[str, Any]) -> str | None:
     return None
 
 
-def classify_result(result: object, *, capture_output: bool = True) -> Classification:
-    """Classify a returned ``CallToolResult`` (the JSON mapping). Only ``isError: true`` is an
-    error; ``"true"``, ``1``, ``false``, ``null`` and a missing flag are successes."""
-    if not is_tool_error(result):
+@overload
+def classify_result(
+    result: Mapping[str, Any], *, capture_output: bool = True
+) -> Classification: ...
+@overload
+def classify_result(result: WireModel, *, capture_output: bool = True) -> Classification: ...
+def classify_result(result: ToolResult, *, capture_output: bool = True) -> Classification:
+    """Classify a returned ``CallToolResult``: the wire mapping, an ``mcp`` SDK result object or
+    the generated model (see :func:`wire_result`). Only ``isError: true`` is an error;
+    ``"true"``, ``1``, ``false``, ``null`` and a missing flag are successes."""
+    wire = wire_result(result)
+    if not is_tool_error(wire):
         return SUCCESS
-    assert isinstance(result, Mapping)  # is_tool_error holds only for mappings
-    message = error_message(first_text(result)) if capture_output else None
+    message = error_message(first_text(wire)) if capture_output else None
     return Classification("error", "tool_error", message)
+
+
+def exception_text(error: BaseException) -> str:
+    """The exception's message, or its type name when it has none or when ``str()`` raises (an
+    exception's ``__str__`` is user code; the call must still be counted)."""
+    try:
+        text = str(error).strip()
+    except Exception:
+        text = ""
+    return text or type(error).__name__
 
 
 def classify_exception(error: BaseException | str) -> Classification:
     """Classify a raised exception (or its message): category ``unknown``, the exception's own
-    message. An exception without a message is named by its type."""
-    text = error if isinstance(error, str) else (str(error).strip() or type(error).__name__)
+    message. An exception without a message, or whose ``str()`` raises, is named by its type."""
+    text = error if isinstance(error, str) else exception_text(error)
     return Classification("error", "unknown", error_message(text))
 
 

@@ -2,8 +2,10 @@
 
 :class:`EventFactory` holds what is the same for every event of a server (session, source, SDK
 version, capture switches) and the injectable clock and id source, so tests can pin both.
-Captured inputs and outputs are PII-stripped; one that would make the event too large is replaced
-by ``{"_truncated": true}``, as ingest does.
+Captured inputs and outputs are cut to :data:`MAX_CAPTURED_BYTES` first (long strings cut at a
+boundary that leaves no part of an address or number behind, the value marked ``"_truncated":
+true``), then PII-stripped: a huge output is never stripped whole only to be thrown away. What is
+still too large, or is not JSON, is replaced by ``{"_truncated": true}``, as ingest does.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from typing import Any, Literal
 import orjson
 
 from toolcall_spec import __version__
-from toolcall_spec.analytics.classify import Classification
-from toolcall_spec.analytics.pii import strip_pii_deep
+from toolcall_spec.analytics.classify import Classification, ToolResult, wire_result
+from toolcall_spec.analytics.pii import safe_cut, strip_pii_deep
 
 MAX_ID_LENGTH = 128
 """Longest ``trace_id`` and ``session_id`` the schema accepts."""
@@ -85,12 +87,13 @@ class EventFactory:
         *,
         latency_ms: float | None = None,
         arguments: Mapping[str, Any] | None = None,
-        output: Mapping[str, Any] | None = None,
+        output: ToolResult | None = None,
         trace_id: str | None = None,
         session_id: str | None = None,
     ) -> dict[str, Any]:
         """A complete ``tool_call`` event. ``latency_ms`` is left out when the handler never ran;
-        ``arguments`` and ``output`` are captured when the factory's switches allow."""
+        ``arguments`` and ``output`` are captured when the factory's switches allow; ``output``
+        may be the wire mapping or a result model (see ``classify.wire_result``)."""
         event: dict[str, Any] = {
             "event_id": self.new_id(),
             "event_type": "tool_call",
@@ -108,23 +111,65 @@ class EventFactory:
         if self.capture_input and arguments is not None:
             event.update(_captured_input(arguments))
         if self.capture_output and output is not None:
-            event["output_content"] = _bounded(strip_pii_deep(output))
+            event["output_content"] = captured(wire_result(output))
         return event
 
 
 def _captured_input(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    stripped = strip_pii_deep(arguments)
-    assert isinstance(stripped, dict)
+    keys = strip_pii_deep(list(arguments))
+    assert isinstance(keys, list)
     return {
-        "input_keys": dict.fromkeys(stripped, True),
-        "input_types": {key: json_type(value) for key, value in stripped.items()},
-        "input_values": _bounded(stripped),
+        "input_keys": dict.fromkeys(keys, True),
+        "input_types": dict(zip(keys, map(json_type, arguments.values()), strict=True)),
+        "input_values": captured(arguments),
     }
 
 
-def _bounded(value: object) -> Any:
-    try:
-        size = len(orjson.dumps(value))
-    except TypeError:  # not JSON (a tool handed back an object orjson cannot write)
+def captured(value: Mapping[str, Any]) -> dict[str, Any]:
+    """``value`` as an event carries it: cut to :data:`MAX_CAPTURED_BYTES`, then PII-stripped."""
+    size = _json_size(value)
+    if size is None:  # not JSON (a tool handed back an object orjson cannot write)
         return dict(TRUNCATED)
-    return value if size <= MAX_CAPTURED_BYTES else dict(TRUNCATED)
+    if size > MAX_CAPTURED_BYTES:
+        value = {**_cut_strings(value, _string_budget(value, size)), **TRUNCATED}
+    stripped = strip_pii_deep(value)
+    assert isinstance(stripped, dict)
+    final = _json_size(stripped)
+    return stripped if final is not None and final <= MAX_CAPTURED_BYTES else dict(TRUNCATED)
+
+
+def _json_size(value: object) -> int | None:
+    try:
+        return len(orjson.dumps(value))
+    except TypeError:
+        return None
+
+
+def _string_budget(value: Mapping[str, Any], size: int) -> int:
+    """How many characters each string may keep so the cut value fits with room for tokens: the
+    structure's own bytes stay, the strings share what is left."""
+    strings = list(_strings(value))
+    text_bytes = sum(len(s.encode("utf-8")) for s in strings)
+    room = MAX_CAPTURED_BYTES // 2 - (size - text_bytes)
+    return max(room // max(len(strings), 1), 0)
+
+
+def _strings(value: object) -> Any:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _cut_strings(value: Any, budget: int) -> Any:
+    if isinstance(value, str):
+        return safe_cut(value, budget) if len(value) > budget else value
+    if isinstance(value, Mapping):
+        return {key: _cut_strings(item, budget) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_cut_strings(item, budget) for item in value]
+    return value

@@ -10,6 +10,15 @@ A batch (``{"events": [...]}``) is answered like this:
 - otherwise each event is checked on its own, ``200`` when all are accepted, ``207`` when some are
   rejected.
 
+An event that breaks the schema only in ways an older or foreign SDK does (Yavio's SDK 0.3.x, for
+one) is repaired, accepted, and named in ``warnings`` by its ``index`` as sent
+(:func:`repair_event`): over-long free text is cut to its limit (an ``error_message`` is
+PII-stripped and clamped to 500 characters, as the SDK side does), unknown members are dropped,
+an error without a category becomes ``unknown``, and a success keeps its status and loses its
+error members. Identifiers (``trace_id``, ``session_id``, ``event_name``, ``user_id``,
+``subject_id``) are never cut, since a cut id could merge two; over-long, they reject the event,
+as in Yavio's ingest.
+
 ``errors`` names each rejected event by its ``index`` in the batch as sent, with its issues as
 ``path: message``. A repeated ``event_id`` (compared case-insensitively, as UUIDs are) rejects the
 repeat and keeps the first accepted event with that id; an invalid event never claims an id, so it
@@ -32,15 +41,21 @@ from typing import Any, BinaryIO
 
 import jsonschema_rs
 
+from toolcall_spec.analytics.classify import error_message
+from toolcall_spec.analytics.pii import safe_cut
 from toolcall_spec.catalog import Kind, load_schema, registry, validator
 from toolcall_spec.loading import DocumentError, iter_jsonl, parse_json
 from toolcall_spec.paths import format_path
 from toolcall_spec.validation import schema_problems
 
 MAX_BATCH_EVENTS = 1_000
-"""Most events a batch may hold."""
-MAX_BODY_BYTES = 512_000
-"""Largest batch body, in bytes; a larger one is answered 413 without being parsed."""
+"""Most events a batch may hold (Yavio's ``IngestBatch``: ``events`` 1 to 1,000)."""
+MAX_BODY_BYTES = 1_048_576
+"""Largest batch body, in bytes; a larger one is answered 413 without being parsed. Yavio's
+ingest runs behind Fastify's default ``bodyLimit`` of 1 MiB (1,048,576 bytes) and then checks
+500 KB (512,000 bytes) of the body re-serialized; its SDK sends at most 100 events a batch, so
+it never meets that second limit. This package keeps the 1 MiB one only, so that a full batch of
+1,000 realistic events (about 613 bytes each) is admitted."""
 
 EVENT_KIND: Kind = "tool-call-event"
 
@@ -62,6 +77,22 @@ class EventRejection:
 
 
 @dataclass(frozen=True, slots=True)
+class EventWarning:
+    """One change ingest made to an accepted event: where the event was, and what changed."""
+
+    index: int
+    message: str
+    line: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"index": self.index}
+        if self.line is not None:
+            out["line"] = self.line
+        out["message"] = self.message
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class BatchError:
     """Why a batch as a whole was refused (400 or 413)."""
 
@@ -78,14 +109,18 @@ class IngestAnswer:
     rejected: int
     errors: list[EventRejection] = field(default_factory=list)
     error: BatchError | None = None
+    warnings: list[EventWarning] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
+        """The answer as JSON: ``status`` first; ``warnings`` only when there are any."""
         out: dict[str, Any] = {
             "status": self.status,
             "accepted": self.accepted,
             "rejected": self.rejected,
             "errors": [rejection.as_dict() for rejection in self.errors],
         }
+        if self.warnings:
+            out["warnings"] = [warning.as_dict() for warning in self.warnings]
         if self.error is not None:
             out["error"] = {"code": self.error.code, "message": self.error.message}
         return out
@@ -101,6 +136,69 @@ def event_issues(event: Any) -> list[str]:
     if validator(EVENT_KIND).is_valid(event):
         return []
     return [str(problem) for problem in schema_problems(event, EVENT_KIND)]
+
+
+def repair_event(event: Any) -> tuple[Any, list[str]]:
+    """An event that failed the schema, with what an older SDK gets wrong repaired, and what was
+    changed as ``path: message``. Anything else is left for the schema to reject."""
+    if not isinstance(event, dict):
+        return event, []
+    properties = _event_properties()
+    changes: list[str] = []
+    repaired: dict[str, Any] = {}
+    for key, value in event.items():
+        if key not in properties:
+            changes.append(f"{key}: not a tool_call member; dropped")
+        else:
+            repaired[key] = value
+    status = repaired.get("status")
+    if status == "error" and "error_category" not in repaired:
+        repaired["error_category"] = "unknown"
+        changes.append("error_category: missing on an error event; set to unknown")
+    elif status != "error":
+        for key in ("error_category", "error_message"):
+            if key in repaired:
+                del repaired[key]
+                changes.append(f"{key}: only an error event carries it; dropped")
+    for key, limit in _free_text_limits().items():
+        value = repaired.get(key)
+        if isinstance(value, str) and len(value) > limit:
+            repaired[key] = _shortened(key, value, limit)
+            how = "PII-stripped and clamped" if key == "error_message" else "truncated"
+            changes.append(f"{key}: {len(value):,} characters, over the limit of {limit:,}; {how}")
+    return repaired, changes
+
+
+def _shortened(key: str, value: str, limit: int) -> str:
+    if key == "error_message":  # what the SDK side does: cut, strip PII, clamp
+        return error_message(value) or value[:0]
+    return safe_cut(value, limit) or value[:limit]
+
+
+FREE_TEXT = ("error_message", "platform", "sdk_version", "locale", "end_user_agent")
+"""Members that are free text, cut to their schema ``maxLength`` when longer."""
+
+
+@cache
+def _event_properties() -> frozenset[str]:
+    return frozenset(load_schema(EVENT_KIND)["properties"])
+
+
+@cache
+def _free_text_limits() -> dict[str, int]:
+    properties = load_schema(EVENT_KIND)["properties"]
+    return {key: int(properties[key]["maxLength"]) for key in FREE_TEXT}
+
+
+def checked_event(event: Any) -> tuple[Any, list[str], list[str]]:
+    """``(event as accepted, issues, warnings)``: a valid event as it is; an invalid one
+    repaired when it can be (with a warning per change), otherwise its issues."""
+    if validator(EVENT_KIND).is_valid(event):
+        return event, [], []
+    repaired, changes = repair_event(event)
+    if changes and validator(EVENT_KIND).is_valid(repaired):
+        return repaired, [], changes
+    return event, event_issues(event), []
 
 
 class DuplicateTracker:
@@ -123,17 +221,26 @@ class DuplicateTracker:
         self._first.setdefault(str(event["event_id"]).lower(), index)
 
 
-def _answer(accepted: int, rejected: int, errors: list[EventRejection]) -> IngestAnswer:
+def _answer(
+    accepted: int,
+    rejected: int,
+    errors: list[EventRejection],
+    warnings: list[EventWarning] | None = None,
+) -> IngestAnswer:
     if accepted == 0 and rejected:
         error = BatchError("all_rejected", f"all {rejected:,} events were rejected")
         return IngestAnswer(400, 0, rejected, errors, error)
-    return IngestAnswer(207 if rejected else 200, accepted, rejected, errors)
+    return IngestAnswer(207 if rejected else 200, accepted, rejected, errors, None, warnings or [])
 
 
 # --- a batch ------------------------------------------------------------------------------------
 
 
-def ingest_body(body: bytes | str) -> IngestAnswer:
+EventCallback = Callable[[dict[str, Any]], None]
+"""Given each accepted event, as accepted (repaired where a warning says so)."""
+
+
+def ingest_body(body: bytes | str, on_accepted: EventCallback | None = None) -> IngestAnswer:
     """Answer a batch request body: the size limit, then parsing, then :func:`ingest_batch`."""
     raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
     if len(raw) > MAX_BODY_BYTES:
@@ -146,30 +253,35 @@ def ingest_body(body: bytes | str) -> IngestAnswer:
         batch = parse_json(raw)
     except DocumentError as exc:
         return _refused(400, "invalid_json", str(exc))
-    return ingest_batch(batch)
+    return ingest_batch(batch, on_accepted)
 
 
-def ingest_batch(batch: Any) -> IngestAnswer:
+def ingest_batch(batch: Any, on_accepted: EventCallback | None = None) -> IngestAnswer:
     """Answer a parsed batch: refuse it as a whole when it is not a batch, otherwise check every
-    event on its own."""
+    event on its own (repairing what :func:`repair_event` can, with a warning).
+    ``on_accepted`` is given each accepted event, e.g. to store it."""
     refusal = _batch_refusal(batch)
     if refusal is not None:
         return refusal
     events: list[Any] = batch["events"]
     errors: list[EventRejection] = []
+    warnings: list[EventWarning] = []
     duplicates = DuplicateTracker()
     accepted = 0
-    for index, event in enumerate(events):
-        issues = event_issues(event)
+    for index, sent in enumerate(events):
+        event, issues, changes = checked_event(sent)
         repeat = duplicates.issue(event)
         if repeat is not None:
             issues.append(repeat)
         if issues:
             errors.append(EventRejection(index, tuple(issues)))
-        else:
-            duplicates.accept(event, index)
-            accepted += 1
-    return _answer(accepted, len(errors), errors)
+            continue
+        duplicates.accept(event, index)
+        accepted += 1
+        warnings += (EventWarning(index, change) for change in changes)
+        if on_accepted is not None:
+            on_accepted(event)
+    return _answer(accepted, len(errors), errors, warnings)
 
 
 def _batch_refusal(batch: Any) -> IngestAnswer | None:
@@ -220,37 +332,69 @@ PROGRESS_EVERY = 10_000
 
 
 def iter_jsonl_rejections(
-    handle: BinaryIO, counts: list[int], on_progress: ProgressCallback | None = None
+    handle: BinaryIO,
+    counts: list[int],
+    on_progress: ProgressCallback | None = None,
+    warnings: list[EventWarning] | None = None,
 ) -> Iterator[EventRejection]:
     """Check every line of a JSONL stream and yield each rejection as it is found, in constant
-    memory. ``counts`` is ``[accepted, rejected]`` and is kept up to date."""
+    memory. ``counts`` is ``[accepted, rejected]`` and is kept up to date; an event accepted
+    after a repair is counted as accepted and its changes go to ``warnings`` when given."""
     is_valid = validator(EVENT_KIND).is_valid  # the hot loop: one lookup, not one per line
     index = -1
     for index, (number, value, error) in enumerate(iter_jsonl(handle)):
         if error is None and is_valid(value):
-            counts[0] += 1
+            counts[0] += 1  # the hot path: nothing else for a valid line
         else:
-            counts[1] += 1
-            issues = (f"(root): {error}",) if error is not None else tuple(event_issues(value))
-            yield EventRejection(index, issues, number)
+            rejection = _checked_line(index, number, value, error, counts=counts, warnings=warnings)
+            if rejection is not None:
+                yield rejection
         if on_progress is not None and (index + 1) % PROGRESS_EVERY == 0:
             on_progress(index + 1, counts[0], counts[1])
     if on_progress is not None:
         on_progress(index + 1, counts[0], counts[1])
 
 
+def _checked_line(
+    index: int,
+    number: int,
+    value: Any,
+    error: str | None,
+    *,
+    counts: list[int],
+    warnings: list[EventWarning] | None,
+) -> EventRejection | None:
+    """A line that is not a valid event as it stands: accepted after a repair (its changes to
+    ``warnings``), or its rejection."""
+    if error is not None:
+        counts[1] += 1
+        return EventRejection(index, (f"(root): {error}",), number)
+    _, issues, changes = checked_event(value)
+    if issues:
+        counts[1] += 1
+        return EventRejection(index, tuple(issues), number)
+    counts[0] += 1
+    if warnings is not None:
+        warnings += (EventWarning(index, change, number) for change in changes)
+    return None
+
+
 def ingest_jsonl(handle: BinaryIO, on_progress: ProgressCallback | None = None) -> IngestAnswer:
     """Answer a JSONL stream of events. Only the rejections are kept in memory."""
     counts = [0, 0]
-    errors = list(iter_jsonl_rejections(handle, counts, on_progress))
-    return jsonl_answer(counts[0], counts[1], errors)
+    warnings: list[EventWarning] = []
+    errors = list(iter_jsonl_rejections(handle, counts, on_progress, warnings))
+    return jsonl_answer(counts[0], counts[1], errors, warnings)
 
 
 def jsonl_answer(
-    accepted: int, rejected: int, errors: list[EventRejection] | None = None
+    accepted: int,
+    rejected: int,
+    errors: list[EventRejection] | None = None,
+    warnings: list[EventWarning] | None = None,
 ) -> IngestAnswer:
     """The answer for a JSONL stream once read: like a batch's, and 400 for a stream without
     events. ``errors`` may be left out by a caller that streamed the rejections itself."""
     if accepted == 0 and rejected == 0:
         return _refused(400, "no_events", "the stream holds no events")
-    return _answer(accepted, rejected, errors or [])
+    return _answer(accepted, rejected, errors or [], warnings)

@@ -39,6 +39,9 @@ handler's return value in two known cases, both tested:
 A result the SDK refuses to send (e.g. a 2026-protocol result without ``resultType``) reaches the
 client as a JSON-RPC error; its event says ``server``.
 
+**Sessions.** By default a call that came over the streamable HTTP transport is in the session of
+its ``Mcp-Session-Id`` header (:func:`derive_session_id`); other calls share one id per server.
+
 Caveats: the ``MCPServer`` internals this relies on are private (``_lowlevel_server``,
 ``_tool_manager``), so an ``mcp`` upgrade may need this module to follow; a request whose params
 are malformed (no tool name) is answered with a JSON-RPC error before any handler and yields no
@@ -47,6 +50,8 @@ event; sinks are called synchronously on the event loop, so a sink should be qui
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
@@ -63,6 +68,7 @@ from toolcall_spec.analytics.classify import (
     classify_pre_handler_failure,
     classify_result,
     classify_server_failure,
+    exception_text,
     first_text,
 )
 from toolcall_spec.analytics.events import EventFactory, new_uuid, utc_now
@@ -192,7 +198,7 @@ class ToolCallAnalytics:
         if call.raised is not None:
             return classify_exception(call.raised)
         if raised is not None:  # not from the tool: the SDK refused the call or its result
-            text = str(raised) or type(raised).__name__
+            text = exception_text(raised)
             if call.ran:
                 return classify_server_failure(text)
             return classify_pre_handler_failure(text)
@@ -212,6 +218,34 @@ class ToolCallAnalytics:
         return self.session_of(ctx) if self.session_of is not None else self.factory.session_id
 
 
+MCP_SESSION_ID_HEADER = "mcp-session-id"
+
+
+def transport_session_key(ctx: Any) -> str | None:
+    """The ``Mcp-Session-Id`` the client sent with this request over the streamable HTTP
+    transport, or ``None`` (stdio, in-process, stateless HTTP)."""
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
+    value = headers.get(MCP_SESSION_ID_HEADER) if headers is not None else None
+    return value if isinstance(value, str) and value else None
+
+
+def _per_transport_session(fallback: str) -> Callable[[Any], str]:
+    def session_of(ctx: Any) -> str:
+        key = transport_session_key(ctx)
+        return derive_session_id(key) if key is not None else fallback
+
+    return session_of
+
+
+def derive_session_id(key: str) -> str:
+    """A ``session_id`` derived from a transport session key: ``ses_`` and 21 characters of the
+    key's SHA-256 in base64url, as Yavio's SDK derives it (``packages/sdk/src/core/ids.ts``), so
+    every server instance maps one client session to one id without shared state, and the raw
+    transport id (a bearer-like secret for that session) never reaches analytics."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(key.encode("utf-8")).digest()).decode()
+    return f"ses_{digest[:21]}"
+
+
 def instrument(
     server: Any,
     sink: Sink,
@@ -229,9 +263,11 @@ def instrument(
     ``input_*`` and ``output_content``; with output capture off, an error message taken from the
     result is dropped, while ``status`` and ``error_category`` stay.
 
-    ``session_id`` is the events' session: by default one new id for this server; a callable
-    gets the SDK's request context and returns the session of that call (e.g. from an HTTP
-    header), since the 2026 protocol has no session of its own."""
+    ``session_id`` is the events' session. By default, a call that came over the streamable HTTP
+    transport with an ``Mcp-Session-Id`` gets an id derived from it (:func:`derive_session_id`),
+    so each client session is its own analytics session; any other call gets one new id for this
+    server. A string fixes the id for every call; a callable gets the SDK's request context and
+    returns the session of that call."""
     factory = EventFactory(
         session_id=session_id if isinstance(session_id, str) else new_id(),
         capture_input=capture_input,
@@ -239,7 +275,11 @@ def instrument(
         clock=clock,
         new_id=new_id,
     )
-    session_of = session_id if callable(session_id) else None
+    session_of: Callable[[Any], str] | None = None
+    if callable(session_id):
+        session_of = session_id
+    elif session_id is None:
+        session_of = _per_transport_session(factory.session_id)
     analytics = ToolCallAnalytics(server, sink, factory, session_of)
     analytics.install()
     return analytics

@@ -3,13 +3,23 @@
 Each kind of PII is replaced by a fixed token; the passes run in this order, each on the output of
 the one before (a token holds no digit and no ``@``, so a later pass never matches inside one):
 
-1. e-mail addresses -> ``[EMAIL_REDACTED]``
-2. IBANs whose mod-97 checksum holds -> ``[IBAN_REDACTED]``
-3. IPv6, then IPv4 addresses -> ``[IP_REDACTED]``
-4. international phone numbers (``+`` and 8 to 15 digits) -> ``[PHONE_REDACTED]``
-5. Luhn-valid card numbers, 13 to 19 digits -> ``[CC_REDACTED]``
-6. US SSNs and ITINs -> ``[SSN_REDACTED]``
-7. North American phone numbers written with a separator or parentheses -> ``[PHONE_REDACTED]``
+1. secrets: JWTs, cloud access key ids (``AKIA...``), ``sk-``/``ghp_``-style API keys, the
+   credentials after ``Bearer``/``Basic`` -> ``[SECRET_REDACTED]``; ``user:pass@`` in a URL ->
+   ``[SECRET_REDACTED]@``
+2. e-mail addresses (apostrophes, quoted local parts and IP-literal domains too) ->
+   ``[EMAIL_REDACTED]``
+3. IPv6 addresses -> ``[IP_REDACTED]``
+4. IBANs (any case, spaces or dashes) whose mod-97 checksum holds -> ``[IBAN_REDACTED]``
+5. international phone numbers (``+`` or ``00`` and 8 to 15 digits) -> ``[PHONE_REDACTED]``
+6. IPv4 addresses (zero-padded octets too) -> ``[IP_REDACTED]``
+7. Luhn-valid card numbers, 13 to 19 digits, split by spaces, NBSPs, dashes or dots ->
+   ``[CC_REDACTED]``
+8. US SSNs and ITINs (dashes, dots, spaces or none) -> ``[SSN_REDACTED]``
+9. North American phone numbers, bare 10-digit runs included (as Yavio's ``stripPii``), and
+   national-format numbers with a trunk ``0`` -> ``[PHONE_REDACTED]``
+
+Every pass has a prefilter (a character the form cannot do without: ``@``, a digit, ``+``...),
+so text without that character costs one ``in`` test for it.
 
 Rules that decide what is *not* PII (so ids, years and counters stay readable):
 
@@ -21,9 +31,10 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
   group not 00, serial not 0000) or ITIN (area 9xx, group 50-65, 70-88, 90-92 or 94-99). So a
   bare 9-digit order id with a valid-looking structure is redacted: privacy wins over fidelity
   for the one length that SSNs have.
-- A phone number needs a ``+`` or, for the North American 3-3-4 shape, a separator (``-``, ``.``,
-  space) or parentheses: a bare 10-digit run is a Unix timestamp or an id far more often than a
-  phone number, and stays.
+- A phone number is a ``+``/``00`` international number, a North American 3-3-4 number (a bare
+  10-digit run too: Yavio redacts it, and privacy wins over keeping a timestamp readable), or a
+  national number: a trunk ``0``, 10 or 11 digits in groups split by spaces, dashes, dots or
+  parentheses (``020 7946 0958``, ``06 12 34 56 78``, ``(030) 1234 5678``).
 - An IPv4 address is four dotted octets 0-255 not glued to more dotted digits (``1.2.3.4.5`` is a
   version string). An IPv6 address is a token (not glued to a word) the standard library parses
   as one and that has a decimal digit, a group of four hex digits or all eight groups (so
@@ -40,7 +51,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import accumulate
 
 EMAIL_TOKEN = "[EMAIL_REDACTED]"
@@ -49,6 +60,8 @@ SSN_TOKEN = "[SSN_REDACTED]"
 PHONE_TOKEN = "[PHONE_REDACTED]"
 IBAN_TOKEN = "[IBAN_REDACTED]"
 IP_TOKEN = "[IP_REDACTED]"
+SECRET_TOKEN = "[SECRET_REDACTED]"
+TOKENS = (EMAIL_TOKEN, CARD_TOKEN, SSN_TOKEN, PHONE_TOKEN, IBAN_TOKEN, IP_TOKEN, SECRET_TOKEN)
 
 MAX_DEPTH = 64
 """Nesting depth :func:`strip_pii_deep` walks; deeper values are replaced by :data:`DEPTH_TOKEN`."""
@@ -66,9 +79,13 @@ def strip_pii(text: str) -> str:
 
 
 def strip_pii_deep(value: object, _depth: int = 0) -> object:
-    """A copy of a JSON value with :func:`strip_pii` applied to every string, keys included."""
+    """A copy of a JSON value with :func:`strip_pii` applied to every string, keys included, and
+    to every integer written out: one that is a card, phone number or SSN becomes its token
+    (``{"card_number": 4111111111111111}`` -> ``{"card_number": "[CC_REDACTED]"}``)."""
     if isinstance(value, str):
         return strip_pii(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _strip_integer(value)
     if _depth >= MAX_DEPTH and isinstance(value, (Mapping, list, tuple)):
         return DEPTH_TOKEN
     if isinstance(value, Mapping):
@@ -78,6 +95,49 @@ def strip_pii_deep(value: object, _depth: int = 0) -> object:
     if isinstance(value, (list, tuple)):
         return [strip_pii_deep(item, _depth + 1) for item in value]
     return value
+
+
+def _strip_integer(value: int) -> int | str:
+    digits = str(value)
+    if len(digits.lstrip("-")) < _SHORTEST_NUMERIC_PII:
+        return value
+    stripped = strip_pii(digits)
+    return value if stripped == digits else stripped
+
+
+_SHORTEST_NUMERIC_PII = 9  # an SSN; cards and phone numbers are longer
+
+
+def safe_cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters without leaving part of an address, number
+    or secret behind. The word the cut falls in is dropped when it, read whole, could be PII (it
+    has a digit, ``@``, ``:``, a quote, or starts like a key); then every word before the cut
+    that could continue PII across a space (a digit group, a quoted local part, ``Bearer``) is
+    dropped too, so no later pass meets a fragment it no longer recognises."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if not text[limit].isspace():
+        fragment = _TRAILING_WORD.search(head)
+        rest = _LEADING_WORD.match(text, limit, limit + _WORD_LOOKAHEAD)
+        word = (fragment.group()[-_WORD_LOOKAHEAD:] if fragment else "") + (
+            rest.group() if rest else ""
+        )
+        if fragment is not None and _MAY_BE_PII.search(word):
+            head = head[: fragment.start()]
+    while True:
+        trimmed = head.rstrip()
+        word_before = _TRAILING_WORD.search(trimmed)
+        if word_before is None or not _MAY_SPAN_A_SPACE.search(word_before.group()):
+            return trimmed
+        head = trimmed[: word_before.start()]
+
+
+_WORD_LOOKAHEAD = 512  # longer than any address or number a pass recognises
+_TRAILING_WORD = re.compile(r"\S+\Z")
+_LEADING_WORD = re.compile(r"\S+")
+_MAY_BE_PII = re.compile(r"[0-9\"'@:]|eyJ|[spr]k[-_]|gh[pousr]_|AKIA|ASIA")
+_MAY_SPAN_A_SPACE = re.compile(r"[0-9\"]|^(?:[Bb]earer|[Bb]asic|BEARER|BASIC)$")
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -103,33 +163,119 @@ def _replace_spans(text: str, spans: Iterable[Span], token: str) -> str:
     return "".join(out)
 
 
+# --- secrets ----------------------------------------------------------------------------------
+
+# One pattern per family, each run only when one of its markers (a substring the form cannot do
+# without) is in the text, so prose without any costs a few substring searches. Every pattern
+# starts with a literal, so the engine skips positions that cannot start one; lengths are bounded
+# below so ordinary words stay.
+_SECRETS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    # JWT: a base64url JSON header ({"...), then payload and signature
+    (("eyJ",), re.compile(r"eyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*")),
+    # cloud access key ids (AWS): a four-letter kind, then 16 capitals or digits
+    (("A",), re.compile(r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    # API keys: sk-..., sk-proj-..., pk_live_...; ghp_..., github_pat_...; glpat-...; xoxb-...
+    (
+        ("k-", "k_"),
+        re.compile(r"[spr]k(?:-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}|_(?:live|test)_[A-Za-z0-9]{10,})"),
+    ),
+    (("gh",), re.compile(r"gh(?:[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})")),
+    (("glpat-",), re.compile(r"glpat-[A-Za-z0-9_\-]{20,}")),
+    (("xox",), re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}")),
+    (("AIza",), re.compile(r"AIza[A-Za-z0-9_\-]{35}")),
+    # the credentials of an HTTP Authorization header written out
+    (("earer ", "EARER "), re.compile(r"(?<=[Bb]earer )[\w\-.~+/]+=*|(?<=BEARER )[\w\-.~+/]+=*")),
+    (
+        ("asic ", "ASIC "),
+        re.compile(r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*|(?<=BASIC )[A-Za-z0-9+/]{8,}=*"),
+    ),
+)
+"""Per family: markers (substrings it cannot do without; a cheap ``in`` test each), pattern."""
+_GLUE = re.compile(r"[\w-]")
+_URL_USERINFO = re.compile(r"(?<=://)[^\s/?#@\[\]]{1,256}@")
+
+
+def _redact_secrets(text: str) -> str:
+    for markers, pattern in _SECRETS:
+        for marker in markers:
+            if marker in text:
+                text = pattern.sub(_secret, text)
+                break
+    return _URL_USERINFO.sub(SECRET_TOKEN + "@", text) if "://" in text else text
+
+
+def _secret(match: re.Match[str]) -> str:
+    """The token, unless the match is glued to the word before it (``task-...``, ``xAKIA...``):
+    then it is the tail of another word."""
+    start = match.start()
+    glued = start > 0 and _GLUE.match(match.string, start - 1) is not None
+    return match.group() if glued else SECRET_TOKEN
+
+
 # --- e-mail -------------------------------------------------------------------------------------
 
 # Runs of characters an address can hold ('@' included): one linear scan finds every candidate.
-_EMAIL_RUN = re.compile(r"[\w.%+\-@]+")
 _DOMAIN = re.compile(r"[^\W_](?:[^\W_]|[.\-])*")
 _LETTER_LABEL = re.compile(r"\.[^\W\d_]{2}")
 
 
 def _email_spans(text: str) -> list[Span]:
+    """Every address, found from its ``@`` (so text without one costs nothing more): the run of
+    local-part characters before it, the domain after it."""
     spans: list[Span] = []
-    for run in _EMAIL_RUN.finditer(text):
-        parts = run.group().split("@")
-        offset = run.start()  # where parts[k - 1], the local part, starts
-        for k in range(1, len(parts)):
-            local, domain = parts[k - 1], parts[k]
-            if local and "." in domain:
-                end = _domain_length(domain)
-                if end:
-                    spans.append((offset, offset + len(local) + 1 + end))
-            offset += len(local) + 1
+    at = text.find("@")
+    while at >= 0:
+        start = _local_start(text, at)
+        local = text[start:at]
+        quote = len(local) - len(local.lstrip("'"))  # a quote around the address stays
+        if len(local) > quote:
+            end = _domain_length(text, at + 1)
+            if end:
+                spans.append((start + quote, at + 1 + end))
+        at = text.find("@", at + 1)
     return spans
 
 
-def _domain_length(part: str) -> int:
-    """How much of ``part`` is a domain with a label of two letters or more after a dot
-    (``example.com``); 0 when it holds none."""
-    match = _DOMAIN.match(part)
+_LOCAL_RUN = re.compile(r"[\w.%+\-']*")
+_LOOK_BACK = 256
+
+
+def _local_start(text: str, at: int) -> int:
+    """Where the run of local-part characters that ends at ``at`` starts. Read backwards in
+    chunks; a run stops at the ``@`` before it, so every character is read once overall."""
+    start = at
+    while start > 0:
+        chunk_start = max(0, start - _LOOK_BACK)
+        backwards = text[chunk_start:start][::-1]
+        run = _LOCAL_RUN.match(backwards)
+        length = run.end() if run is not None else 0
+        start -= length
+        if length < len(backwards):
+            break
+    return start
+
+
+# "quoted local part"@domain and local@[IP literal]: the two forms the run scan cannot see.
+_EMAIL_SPECIAL = re.compile(
+    r'(?:"[^"\r\n]{1,64}"|[\w.%+\-\']{1,64})@'
+    r"(?:\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]|[^\W_](?:[\w\-]{0,62}\.)+[^\W\d_]{2,24}(?![\w-]))"
+)
+
+
+def _special_email_spans(text: str) -> list[Span]:
+    if '"@' not in text and "@[" not in text:
+        return []
+    return [
+        match.span()
+        for match in _EMAIL_SPECIAL.finditer(text)
+        if match.group().startswith('"') or match.group().endswith("]")
+    ]
+
+
+def _domain_length(text: str, at: int) -> int:
+    """How much of ``text`` from ``at`` is a domain with a label of two letters or more after a
+    dot (``example.com``); 0 when it holds none."""
+    match = _DOMAIN.match(text, at)
     if match is None:
         return 0
     domain = match.group().rstrip(".-")
@@ -137,13 +283,115 @@ def _domain_length(part: str) -> int:
 
 
 def _redact_emails(text: str) -> str:
-    return _replace_spans(text, _email_spans(text), EMAIL_TOKEN) if "@" in text else text
+    if "@" not in text:
+        return text
+    spans = sorted(_email_spans(text) + _special_email_spans(text))
+    return _replace_spans(text, spans, EMAIL_TOKEN)
 
 
 # --- IBAN ---------------------------------------------------------------------------------------
 
-# Country code and check digits, then 11 to 30 letters or digits, single spaces allowed between.
-_IBAN = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2}[0-9]{2})((?: ?[A-Z0-9]){11,30})", re.ASCII)
+# Country code and check digits, then 11 to 30 letters or digits, single spaces or dashes allowed
+# between, in either case. Written in lower case, the country must be one that issues IBANs (a
+# lower-case word with two digits passes mod-97 once in 97, so it needs a real country too).
+# Found at its check digits (a digit first lets the engine skip every position without one); the
+# lookbehind then reads the country code before them.
+_IBAN = re.compile(
+    r"[0-9][0-9](?<=(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2})((?:[ \-]?[A-Za-z0-9]){11,30})", re.ASCII
+)
+_IBAN_COUNTRIES = frozenset(
+    (
+        "AD",
+        "AE",
+        "AL",
+        "AT",
+        "AZ",
+        "BA",
+        "BE",
+        "BG",
+        "BH",
+        "BI",
+        "BR",
+        "BY",
+        "CH",
+        "CR",
+        "CY",
+        "CZ",
+        "DE",
+        "DJ",
+        "DK",
+        "DO",
+        "EE",
+        "EG",
+        "ES",
+        "FI",
+        "FK",
+        "FO",
+        "FR",
+        "GB",
+        "GE",
+        "GI",
+        "GL",
+        "GR",
+        "GT",
+        "HN",
+        "HR",
+        "HU",
+        "IE",
+        "IL",
+        "IQ",
+        "IS",
+        "IT",
+        "JO",
+        "KW",
+        "KZ",
+        "LB",
+        "LC",
+        "LI",
+        "LT",
+        "LU",
+        "LV",
+        "LY",
+        "MC",
+        "MD",
+        "ME",
+        "MK",
+        "MN",
+        "MR",
+        "MT",
+        "MU",
+        "NI",
+        "NL",
+        "NO",
+        "OM",
+        "PK",
+        "PL",
+        "PS",
+        "PT",
+        "QA",
+        "RO",
+        "RS",
+        "RU",
+        "SA",
+        "SC",
+        "SD",
+        "SE",
+        "SI",
+        "SK",
+        "SM",
+        "SO",
+        "ST",
+        "SV",
+        "TL",
+        "TN",
+        "TR",
+        "UA",
+        "VA",
+        "VG",
+        "XK",
+        "YE",
+    )
+)
 _IBAN_DIGITS = str.maketrans({chr(c): str(c - 55) for c in range(ord("A"), ord("Z") + 1)})
 
 
@@ -153,7 +401,7 @@ def _iban_spans(text: str) -> list[Span]:
     while match is not None:
         end = _iban_end(text, match)
         if end is not None:
-            spans.append((match.start(), end))
+            spans.append((match.start() - 2, end))
         # Another IBAN may start inside this match (overlapping spans merge): every start counts.
         match = _IBAN.search(text, match.start() + 1)
     return spans
@@ -164,14 +412,18 @@ def _iban_end(text: str, match: re.Match[str]) -> int | None:
 
     It ends at the end of a space-separated group that is not glued to a following letter or
     digit."""
-    prefix, body = match.group(1), match.group(2)
+    prefix, body = text[match.start() - 2 : match.start() + 2], match.group(1).upper()
+    if not prefix[:2].isupper():  # written in lower case: only a country that issues IBANs
+        prefix = prefix.upper()
+        if prefix[:2] not in _IBAN_COUNTRIES:
+            return None
     after = text[match.end() : match.end() + 1]
     ends = [len(body)] if not after.isalnum() else []
-    ends += list(_positions(body, " "))
+    ends += list(_positions(body, " ")) + list(_positions(body, "-"))
     for end in sorted(ends, reverse=True):
-        bban = body[:end].replace(" ", "")
+        bban = body[:end].replace(" ", "").replace("-", "")
         if len(bban) >= 11 and int((bban + prefix).translate(_IBAN_DIGITS)) % 97 == 1:
-            return match.start(2) + end
+            return match.start(1) + end
     return None
 
 
@@ -188,19 +440,30 @@ def _redact_ibans(text: str) -> str:
 
 # --- IP addresses -------------------------------------------------------------------------------
 
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|[01][0-9][0-9]|[1-9]?[0-9])"  # zero-padded too: 010, 001
 _IPV4 = re.compile(rf"(?<![0-9])(?<![0-9]\.){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?[0-9])", re.ASCII)
-_IPV6_RUN = re.compile(r"[0-9A-Fa-f:.]+", re.ASCII)
+_IPV6_COLONS = re.compile(r":[0-9A-Fa-f:.]*:", re.ASCII)
+_HEX_RUN = re.compile(r"[0-9A-Fa-f.]*", re.ASCII)
+_HEX_OR_DOT = frozenset("0123456789ABCDEFabcdef.")
 _IPV6_MAX = 45
 _WORD = re.compile(r"\w")
 
 
 def _ipv6_spans(text: str) -> list[Span]:
+    """Each run of hex digits, dots and colons with two colons or more, found from its colons
+    (a colon first lets the engine skip the rest of the text), then widened to the whole run."""
     spans: list[Span] = []
-    for run in _IPV6_RUN.finditer(text):
-        if run.group().count(":") < 2:
+    for colons in _IPV6_COLONS.finditer(text):
+        inner = colons.group()
+        if "::" not in inner and inner.count(":") < 6:  # 8 groups, or 7 with a dotted IPv4
             continue
-        span = _ipv6_in_run(text, run.start(), run.end())
+        start = colons.start()
+        limit = max(0, start - 2 * _IPV6_MAX - 1)  # a longer run is no address: stop looking
+        while start > limit and text[start - 1] in _HEX_OR_DOT:
+            start -= 1
+        run_after = _HEX_RUN.match(text, colons.end())
+        end = run_after.end() if run_after is not None else colons.end()
+        span = _ipv6_in_run(text, start, end)
         if span is not None:
             spans.append(span)
     return spans
@@ -252,16 +515,30 @@ def _looks_like_address(candidate: str) -> bool:
     )
 
 
-def _redact_ips(text: str) -> str:
-    if ":" in text:
-        text = _replace_spans(text, _ipv6_spans(text), IP_TOKEN)
+def _redact_ipv6(text: str) -> str:
+    return (
+        _replace_spans(text, _ipv6_spans(text), IP_TOKEN)
+        if "::" in text or text.count(":") >= 6  # 8 groups, or 7 and a dotted IPv4
+        else text
+    )
+
+
+def _redact_ipv4(text: str) -> str:
     return _IPV4.sub(IP_TOKEN, text) if "." in text else text
 
 
 # --- phone numbers ------------------------------------------------------------------------------
 
-# "+" and 8 to 15 digits (E.164), single separators and parentheses allowed between digits.
-_INTL_PHONE = re.compile(r"(?<![0-9+])\+[0-9](?:[-. ]?\(?[0-9]\)?){7,14}", re.ASCII)
+# "+" or "00" and 8 to 15 digits (E.164), single separators and parentheses allowed between; not
+# a later group of a longer grouped number (``DE00 3704 0044 ...``).
+_INTL_PHONE = re.compile(
+    r"(?<![0-9+])(?:\+|(?<![0-9][-. ])00)[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])", re.ASCII
+)
+# A national number: trunk "0" (optionally in parentheses with its area code), then groups.
+_NATIONAL_PHONE = re.compile(
+    r"(?<![0-9])(?<![0-9][-. ])(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    re.ASCII,
+)
 _NANP_PHONE = re.compile(
     r"(?<![0-9])(?:\+?1[-. ]?)?"
     r"(?P<local>(?:\([0-9]{3}\) ?|[0-9]{3})[-. ]?[0-9]{3}[-. ]?[0-9]{4})(?![0-9])",
@@ -269,23 +546,32 @@ _NANP_PHONE = re.compile(
 )
 
 
-def _north_american_phone(match: re.Match[str]) -> str:
+def _national_phone(match: re.Match[str]) -> str:
+    digits = sum(c.isdigit() for c in match.group())
+    return PHONE_TOKEN if 10 <= digits <= 11 else match.group()
+
+
+def _international_phone(match: re.Match[str]) -> str:
+    # "00" and a bare digit run is an id far more often than a dialled number: it needs a space.
     chunk = match.group()
-    shaped = not match.group("local").isdigit() or chunk.startswith("+")
-    return PHONE_TOKEN if shaped else chunk
+    return chunk if chunk.startswith("00") and chunk.isdigit() else PHONE_TOKEN
 
 
 def _redact_international_phones(text: str) -> str:
-    return _INTL_PHONE.sub(PHONE_TOKEN, text) if "+" in text else text
+    return _INTL_PHONE.sub(_international_phone, text) if "+" in text or "00" in text else text
 
 
 def _redact_north_american_phones(text: str) -> str:
-    return _NANP_PHONE.sub(_north_american_phone, text)
+    text = _NANP_PHONE.sub(PHONE_TOKEN, text)
+    return _NATIONAL_PHONE.sub(_national_phone, text) if "0" in text else text
 
 
 # --- card numbers -------------------------------------------------------------------------------
 
-_DIGIT_CHAIN = re.compile(r"[0-9](?:[ \-]?[0-9])*", re.ASCII)
+# Digits split by at most two separators: space, NBSP (U+00A0, U+202F), figure space, dash, dot.
+_CARD_SEPARATORS = " \u00a0\u2007\u202f\\-."
+_DIGIT_CHAIN = re.compile(rf"[0-9](?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*")
+_NON_DIGITS = re.compile(r"[^0-9]+")
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _CARD_MIN, _CARD_MAX = 13, 19
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, its digits summed
@@ -306,7 +592,7 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
     ``b`` those are the digits at offsets of the same parity as ``b``; so two prefix sums, one per
     parity, answer each window in constant time."""
     text = chain.group()
-    digits = text.replace(" ", "").replace("-", "").encode("ascii")
+    digits = _NON_DIGITS.sub("", text).encode("ascii")
     if len(digits) < _CARD_MIN:
         return
     sums = (_prefix_sums(digits, 0), _prefix_sums(digits, 1))
@@ -344,8 +630,12 @@ def _redact_cards(text: str) -> str:
 
 # --- SSN and ITIN -------------------------------------------------------------------------------
 
-_SSN_DASHED = re.compile(r"(?<![0-9])[0-9]{3}-[0-9]{2}-[0-9]{4}(?![0-9])", re.ASCII)
-_SSN_PLAIN = re.compile(r"(?<![0-9])[0-9]{3}( ?)[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
+# A digit first (the lookbehind after it reads the character before the match), so the engine
+# skips every position without a digit.
+_SSN_DASHED = re.compile(
+    r"[0-9](?<![0-9.][0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII
+)
+_SSN_PLAIN = re.compile(r"[0-9](?<![0-9][0-9])[0-9]{2}( ?)[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
 _ITIN_GROUPS = frozenset([*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100)])
 
 
@@ -366,12 +656,64 @@ def _redact_ssns(text: str) -> str:
     return _SSN_PLAIN.sub(_plain_ssn, _SSN_DASHED.sub(SSN_TOKEN, text))
 
 
+# A run of digits and separators, 7 characters or more, from a digit to a digit: every phone
+# number, card, SSN and IPv4 address lies inside one (with a "+" or "(" just before it), so
+# their passes run on short windows around such runs, never over the whole text, and each only
+# when the run holds enough digits for its form. IBANs are found at their check digits.
+_GATE_CHAIN = re.compile(r"[0-9][0-9 .\-()/\u00a0\u2007\u202f]{5,}[0-9]")
+
+_WINDOW_BEFORE, _WINDOW_AFTER = 4, 2
+_ANY_DIGIT = re.compile(r"[0-9]")
+
+
+def _digit_passes(text: str) -> str:
+    """The passes for PII made of digits: IBANs over the text, the others window by window."""
+    if _ANY_DIGIT.search(text) is None:
+        return text
+    text = _redact_ibans(text)
+    out: list[str] = []
+    cursor = 0
+    for start, end, longest in _windows(text):
+        piece = text[start:end]
+        for shortest, redact in _WINDOW_PASSES:
+            if longest >= shortest:
+                piece = redact(piece)
+        out += (text[cursor:start], piece)
+        cursor = end
+    if not out:
+        return text
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def _windows(text: str) -> Iterator[tuple[int, int, int]]:
+    """``(start, end, most digits in a chain)`` of the windows around the chains that can hold
+    a form; windows that touch are merged."""
+    current: tuple[int, int, int] | None = None
+    for chain in _GATE_CHAIN.finditer(text):
+        length = len(_NON_DIGITS.sub("", chain.group()))
+        start = max(0, chain.start() - _WINDOW_BEFORE)
+        end = min(len(text), chain.end() + _WINDOW_AFTER)
+        if current is not None and start <= current[1]:
+            current = (current[0], end, max(current[2], length))
+            continue
+        if current is not None:
+            yield current
+        current = (start, end, length)
+    if current is not None:
+        yield current
+
+
 _PASSES: tuple[Callable[[str], str], ...] = (
+    _redact_secrets,
     _redact_emails,
-    _redact_ibans,
-    _redact_ips,
-    _redact_international_phones,
-    _redact_cards,
-    _redact_ssns,
-    _redact_north_american_phones,
+    _redact_ipv6,
+    _digit_passes,
+)
+_WINDOW_PASSES: tuple[tuple[int, Callable[[str], str]], ...] = (
+    (8, _redact_international_phones),  # 8 digits at least
+    (4, _redact_ipv4),  # 1.1.1.1
+    (_CARD_MIN, _redact_cards),
+    (9, _redact_ssns),
+    (10, _redact_north_american_phones),  # 10 digits; national numbers too
 )

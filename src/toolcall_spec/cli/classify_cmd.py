@@ -65,4 +65,7 @@ def classify_document(document: Any, *, capture_output: bool = True) -> Classifi
         return classify_exception(thrown)
     if "content" not in document and "isError" not in document:
         return 'expected a CallToolResult (content, isError) or {"thrown": "message"}'
-    return classify_result(document, capture_output=capture_output)
+    try:
+        return classify_result(document, capture_output=capture_output)
+    except TypeError as exc:  # snake_case is_error: a pydantic dump, not a wire result
+        return str(exc)

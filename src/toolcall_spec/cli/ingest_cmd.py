@@ -22,6 +22,7 @@ import orjson
 
 from toolcall_spec.analytics.ingest import (
     MAX_BODY_BYTES,
+    EventWarning,
     IngestAnswer,
     ingest_body,
     iter_jsonl_rejections,
@@ -71,16 +72,17 @@ def _stream_jsonl(handle: BinaryIO) -> IngestAnswer:
     (JSON members have no order), so memory stays flat however many lines are rejected."""
     out = sys.stdout
     counts = [0, 0]
+    warnings: list[EventWarning] = []
     progress = TerminalProgress.for_stderr(handle)
     out.write('{\n  "errors": [')
     separator = "\n    "
-    for rejection in iter_jsonl_rejections(handle, counts, progress):
+    for rejection in iter_jsonl_rejections(handle, counts, progress, warnings):
         out.write(separator + orjson.dumps(rejection.as_dict()).decode())
         separator = ",\n    "
     if progress is not None:
         progress.done()
     out.write("\n  ]," if counts[1] else "],")
-    answer = jsonl_answer(counts[0], counts[1])
+    answer = jsonl_answer(counts[0], counts[1], None, warnings)
     tail = {key: value for key, value in answer.as_dict().items() if key != "errors"}
     out.write(orjson.dumps(tail, option=orjson.OPT_INDENT_2).decode()[1:] + "\n")
     return answer

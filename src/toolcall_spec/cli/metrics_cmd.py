@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(metrics.as_dict())
     else:
         print(render_text(metrics))
-    return 1 if metrics.skipped else 0
+    return 1 if metrics.skipped or metrics.unreadable else 0
 
 
 def render_text(metrics: ErrorMetrics) -> str:
@@ -62,6 +62,8 @@ def render_text(metrics: ErrorMetrics) -> str:
             f"recorded as success but isError: true in the output: {metrics.reclassified:,} "
             f"(corrected error rate {metrics.corrected_error_rate:.1%})"
         )
+    if metrics.unreadable:
+        lines.append(f"unreadable (not counted): {metrics.unreadable:,}")
     if metrics.skipped:
-        lines.append(f"skipped (not a valid tool_call event): {metrics.skipped:,}")
+        lines.append(f"skipped (not a tool_call event): {metrics.skipped:,}")
     return "\n".join(lines)
