@@ -7,7 +7,6 @@ reference host and the HTTP server all load it from here, so they can never drif
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -20,6 +19,8 @@ FIXTURE_FILES: Mapping[str, str] = {
     FIXTURE_ERROR: "suites/conformance-eval-fixture-error.json",
 }
 """Each conformance fixture id and its suite, relative to the packaged ``examples`` folder."""
+
+from toolcall_spec.loading import parse_json
 
 
 class UnknownFixtureError(KeyError):
@@ -42,7 +43,7 @@ def _fixture_text(fixture_id: str) -> str:
 
 def load_fixture(fixture_id: str) -> dict[str, Any]:
     """A fresh copy of the fixture's suite (callers may change it freely)."""
-    suite: dict[str, Any] = json.loads(_fixture_text(fixture_id))
+    suite: dict[str, Any] = parse_json(_fixture_text(fixture_id))
     return suite
 
 
