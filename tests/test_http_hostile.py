@@ -5,15 +5,18 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
 import pytest
-from cli_support import run_cli
-from http_support import run_fixture
+from cli_support import CLI, run_cli
+from http_support import FIXTURE_ERROR, create, run_fixture, run_path
 
 from toolcall_spec.http.app import HostSettings, create_app
 from toolcall_spec.http.auth import startup_refusal
@@ -173,3 +176,114 @@ def test_connections_past_the_cap_get_503_and_the_cap_frees_up() -> None:
         while httpx.get(f"{server.url}/.well-known/openwop", timeout=5).status_code != 200:
             assert time.monotonic() < deadline, "the cap did not free up"
             time.sleep(0.1)
+
+
+# --- a crash under load -------------------------------------------------------------------------
+
+CRASH = pytest.mark.requirement("toolcall-spec.requirement.http.crash-leaves-no-partial-answer")
+CLIENTS = 4
+RUNS_PER_CLIENT = 50
+
+
+def start_serving(port: int = 0) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [*CLI, "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("serving on http://127.0.0.1:"), line
+    return process, line.split()[-1]
+
+
+@dataclass
+class StormLog:
+    answers: int = 0
+    connection_errors: int = 0
+    runs_finished: int = 0
+    runs_after_restart: int = 0
+    bad: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def checked(log: StormLog, response: httpx.Response) -> Any:
+    """Every answer the client receives must be whole: JSON, and the flat envelope on errors."""
+    try:
+        body = response.json()
+    except ValueError:
+        with log.lock:
+            log.bad.append(f"{response.status_code}: {response.content[:200]!r}")
+        return None
+    if response.status_code >= 400 and not (
+        isinstance(body, dict) and {"error", "message"} <= body.keys()
+    ):
+        with log.lock:
+            log.bad.append(f"{response.status_code}: not an error envelope: {body!r:.200}")
+    with log.lock:
+        log.answers += 1
+    return body
+
+
+def one_run(http: httpx.Client, log: StormLog) -> bool:
+    created = checked(log, create(http, FIXTURE_ERROR))
+    if not isinstance(created, dict) or "runId" not in created:
+        return False
+    path = run_path(created["runId"])
+    for _ in range(50):
+        page = checked(log, http.get(f"{path}/events/poll", params={"afterSequence": -1}))
+        if not isinstance(page, dict) or page.get("isTerminal"):
+            break
+        time.sleep(0.01)
+    summary = checked(log, http.get(f"{path}/eval-summary"))
+    return isinstance(summary, dict) and "tasks" in summary
+
+
+def storm_client(url: list[str], log: StormLog, restarted: threading.Event) -> None:
+    with httpx.Client(timeout=10) as http:
+        for _ in range(RUNS_PER_CLIENT):
+            http.base_url = httpx.URL(url[0])
+            try:
+                finished = one_run(http, log)
+            except httpx.TransportError:
+                with log.lock:
+                    log.connection_errors += 1
+                time.sleep(0.05)
+                continue
+            with log.lock:
+                log.runs_finished += finished
+                log.runs_after_restart += finished and restarted.is_set()
+
+
+@CRASH
+def test_kill_9_during_a_run_storm_leaves_no_partial_answer_and_a_restart_serves() -> None:
+    process, url = start_serving()
+    port = int(url.rsplit(":", 1)[1])
+    log, restarted, where = StormLog(), threading.Event(), [url]
+    clients = [
+        threading.Thread(target=storm_client, args=(where, log, restarted)) for _ in range(CLIENTS)
+    ]
+    for thread in clients:
+        thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while log.runs_finished < CLIENTS * RUNS_PER_CLIENT // 4:
+            assert time.monotonic() < deadline, "the storm did not get going"
+            time.sleep(0.01)
+        finished_before_kill = log.runs_finished
+        process.kill()  # SIGKILL: no shutdown, no flush, mid-request
+        process.wait(10)
+        process, _ = start_serving(port)
+        restarted.set()
+        for thread in clients:
+            thread.join(120)
+    finally:
+        process.kill()
+        process.wait(10)
+    assert not log.bad, log.bad[:5]
+    assert finished_before_kill < CLIENTS * RUNS_PER_CLIENT
+    assert log.connection_errors >= 1
+    assert log.runs_after_restart >= CLIENTS  # the new process serves
+    assert log.answers > log.runs_finished * 3
