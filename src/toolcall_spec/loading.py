@@ -72,11 +72,12 @@ def repeated_member(raw: bytes, value: Any) -> str | None:
     none either (the count only over-estimates). Only the rest is scanned exactly."""
     if type(value) is not dict and type(value) is not list:
         return None
-    try:
-        if orjson.dumps(value) == raw:
-            return None
-    except orjson.JSONEncodeError:  # deeper than orjson writes (254 levels): count instead
-        pass
+    if b'": ' not in raw:  # not spaced the way json.dumps writes, so possibly orjson's own
+        try:
+            if orjson.dumps(value) == raw:
+                return None
+        except orjson.JSONEncodeError:  # deeper than orjson writes (254 levels): count instead
+            pass
     return _repeated_slowly(raw, value)
 
 
@@ -104,12 +105,15 @@ def _member_count(value: Any) -> int:
     """Members of every object in ``value``, counted without recursion (any depth)."""
     count = 0
     stack = [value]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
-        children = node.values() if type(node) is dict else node
+        node = pop()
         if type(node) is dict:
             count += len(node)
-        stack.extend(c for c in children if type(c) is dict or type(c) is list)
+            node = node.values()
+        for child in node:
+            if type(child) is dict or type(child) is list:
+                push(child)
     return count
 
 
