@@ -76,7 +76,7 @@ def test_the_cli_refuses_too_deep_with_exit_2(tmp_path: Path) -> None:
     assert "verdict" not in done.stdout
 
 
-def body_walks(old: Any, new: Any) -> int:
+def body_walks(monkeypatch: pytest.MonkeyPatch, old: Any, new: Any) -> int:
     """How many pairs of schema bodies one comparison walks, probes included."""
     count = 0
     original = walk_module.Walk._body_once
@@ -86,18 +86,18 @@ def body_walks(old: Any, new: Any) -> int:
         count += 1
         return original(self, *args)
 
-    walk_module.Walk._body_once = counting  # type: ignore[method-assign]
-    try:
+    with monkeypatch.context() as patch:
+        patch.setattr(walk_module.Walk, "_body_once", counting)
         compare(old, new)
-    finally:
-        walk_module.Walk._body_once = original  # type: ignore[method-assign]
     return count
 
 
-def test_nested_all_of_costs_polynomial_work() -> None:
+def test_nested_all_of_costs_polynomial_work(monkeypatch: pytest.MonkeyPatch) -> None:
     wrap = SHAPES["allOf"][1]
     small, large = (
-        body_walks(nest(d, {"type": "string"}, wrap), nest(d, {"type": "integer"}, wrap))
+        body_walks(
+            monkeypatch, nest(d, {"type": "string"}, wrap), nest(d, {"type": "integer"}, wrap)
+        )
         for d in (6, 12)
     )
     assert large <= small * 2**3, f"doubling the depth multiplied the work by {large / small:.0f}"
@@ -111,8 +111,10 @@ def test_large_enums_cost_linear_comparisons(monkeypatch: pytest.MonkeyPatch) ->
         calls += 1
         return json_equal(left, right)
 
-    import toolcall_spec.compat.scalars as scalars  # noqa: PLC0415
-    import toolcall_spec.compat.values as values  # noqa: PLC0415
+    from toolcall_spec.compat import (
+        scalars,
+        values,
+    )
 
     monkeypatch.setattr(scalars, "json_equal", counting)
     monkeypatch.setattr(values, "json_equal", counting)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -16,8 +18,17 @@ from typing import Any
 import httpx
 import pytest
 from cli_support import CLI, run_cli
-from http_support import FIXTURE_ERROR, create, run_fixture, run_path
+from http_support import (
+    FIXTURE_ERROR,
+    SCRIPTED,
+    client,
+    create,
+    run_fixture,
+    run_path,
+    serving,
+)
 
+from toolcall_spec.conformance.fixtures import load_fixture
 from toolcall_spec.http.app import HostSettings, create_app
 from toolcall_spec.http.auth import startup_refusal
 from toolcall_spec.http.connections import ConnectionLimits
@@ -62,9 +73,7 @@ def test_an_open_server_off_loopback_is_refused_unless_insecure_is_said() -> Non
 
 @AUTH
 def test_insecure_no_auth_gets_past_the_check_to_the_bind() -> None:
-    done = run_cli(
-        "serve", "--host", NOT_LOOPBACK, "--port", "0", "--insecure-no-auth", timeout=60
-    )
+    done = run_cli("serve", "--host", NOT_LOOPBACK, "--port", "0", "--insecure-no-auth", timeout=60)
     assert done.returncode == 2
     assert f"cannot listen on {NOT_LOOPBACK}:0" in done.stderr
 
@@ -146,7 +155,7 @@ def test_300_slow_heads_are_closed_in_time_while_others_are_served() -> None:
 def test_a_slow_body_is_closed_in_time() -> None:
     head = (
         b"POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        b"Content-Length: 1000\r\n\r\n{\"mode\": "
+        b'Content-Length: 1000\r\n\r\n{"mode": '
     )
     with guarded_server() as server:
         (sock,) = open_sockets(server.url, 1, head)
@@ -287,3 +296,41 @@ def test_kill_9_during_a_run_storm_leaves_no_partial_answer_and_a_restart_serves
     assert log.connection_errors >= 1
     assert log.runs_after_restart >= CLIENTS  # the new process serves
     assert log.answers > log.runs_finished * 3
+
+
+# --- hostile documents over HTTP ----------------------------------------------------------------
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.input.no-repeated-members")
+@pytest.mark.requirement("toolcall-spec.requirement.input.max-depth")
+def test_repeats_and_deep_suites_are_400_at_run_create_never_500() -> None:
+    suite = load_fixture(FIXTURE_ERROR)
+    deep: Any = "leaf"
+    for _ in range(600):
+        deep = {"n": deep}
+    suite["tasks"][0]["fixtures"]["toolResponses"][1]["response"] = deep
+    body = b'{"mode": "eval", "mode": "eval", "evalSuiteRef": "%s", "agentId": "%s"}' % (
+        FIXTURE_ERROR.encode(),
+        SCRIPTED.encode(),
+    )
+    with serving() as server, client(server) as http:
+        repeated_body = http.post(
+            "/runs", content=body, headers={"Content-Type": "application/json"}
+        )
+        assert repeated_body.status_code == 400
+        assert 'mode: the member "mode" appears more than once' in repeated_body.json()["message"]
+        text = json.dumps(load_fixture(FIXTURE_ERROR)).replace(
+            '"isError": true,', '"isError": false, "isError": true,', 1
+        )
+        ref = "data:application/json;base64," + base64.b64encode(text.encode()).decode()
+        repeated_suite = create(http, ref)
+        assert repeated_suite.status_code == 400
+        assert "toolResponses[0].isError: the member" in repeated_suite.json()["message"]
+        deep_ref = (
+            "data:application/json;base64," + base64.b64encode(json.dumps(suite).encode()).decode()
+        )
+        too_deep = create(http, deep_ref)
+        assert too_deep.status_code == 400, too_deep.text
+        assert too_deep.json()["error"] == "validation_error"
+        assert "nested deeper than 128 levels" in too_deep.json()["message"]
+        assert run_fixture(http)

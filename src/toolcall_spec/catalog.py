@@ -11,6 +11,8 @@ from typing import Any, Literal, TypeGuard, get_args
 
 import jsonschema_rs
 
+from toolcall_spec.loading import parse_json
+
 Kind = Literal[
     "suite",
     "capabilities",
@@ -23,8 +25,6 @@ Kind = Literal[
     "ingest-answer",
 ]
 KINDS: tuple[Kind, ...] = get_args(Kind)
-
-from toolcall_spec.loading import parse_json
 
 
 def is_kind(name: str) -> TypeGuard[Kind]:

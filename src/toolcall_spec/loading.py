@@ -72,12 +72,11 @@ def repeated_member(raw: bytes, value: Any) -> str | None:
     none either (the count only over-estimates). Only the rest is scanned exactly."""
     if type(value) is not dict and type(value) is not list:
         return None
-    if b'": ' not in raw:  # not spaced the way json.dumps writes, so possibly orjson's own
-        try:
-            if orjson.dumps(value) == raw:
-                return None
-        except orjson.JSONEncodeError:  # deeper than orjson writes (254 levels): count instead
-            pass
+    try:
+        if orjson.dumps(value) == raw:
+            return None
+    except orjson.JSONEncodeError:  # deeper than orjson writes (254 levels): count instead
+        pass
     return _repeated_slowly(raw, value)
 
 

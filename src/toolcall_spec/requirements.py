@@ -15,9 +15,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-Level = Literal["MUST", "SHOULD", "MAY"]
-
 from toolcall_spec.loading import parse_json
+
+Level = Literal["MUST", "SHOULD", "MAY"]
 
 
 @dataclass(frozen=True, slots=True)

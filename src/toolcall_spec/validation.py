@@ -68,8 +68,7 @@ def structure_problems(document: Any, max_depth: int = MAX_DEPTH) -> list[Proble
 
 
 def _digits(number: int) -> str:
-    text = str(number) if abs(number) < 10**60 else f"with {len(str(abs(number)))} digits"
-    return text
+    return str(number) if abs(number) < 10**60 else f"with {len(str(abs(number)))} digits"
 
 
 def _resolve_kind(document: Any, kind: Kind | str | None) -> Kind | None:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolcall_spec.compat.locations import At
 from toolcall_spec.compat.values import (
-    json_key,
     TYPES,
     finite_values,
     is_number,
+    json_key,
     number,
     render,
     satisfies,

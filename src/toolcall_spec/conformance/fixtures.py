@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from toolcall_spec.loading import parse_json
+
 FIXTURE_ERROR = "conformance-eval-fixture-error"
 """RFC 0245's fixture: the scripted agent calls one tool twice; an ``isError: true`` entry answers
 the first call and a success the second."""
@@ -19,8 +21,6 @@ FIXTURE_FILES: Mapping[str, str] = {
     FIXTURE_ERROR: "suites/conformance-eval-fixture-error.json",
 }
 """Each conformance fixture id and its suite, relative to the packaged ``examples`` folder."""
-
-from toolcall_spec.loading import parse_json
 
 
 class UnknownFixtureError(KeyError):

@@ -37,13 +37,23 @@ class ConnectionLimits:
             raise ValueError("max_connections must be at least 1")
 
 
-REQUEST_TIMEOUT = (
-    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"connection: close\r\ncontent-length: 39\r\n\r\nthe request did not arrive in time\r\n\r\n"
-)
-BUSY = (
-    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"connection: close\r\nretry-after: 1\r\ncontent-length: 36\r\n\r\ntoo many open connections; retry\r\n\r\n"
+def _plain_answer(status: str, text: str, *headers: str) -> bytes:
+    """A whole HTTP/1.1 answer written straight to the socket, for connections that never reach
+    the app (the request is incomplete, or there is no room for it)."""
+    body = text.encode() + b"\n"
+    head = [
+        f"HTTP/1.1 {status}",
+        "content-type: text/plain; charset=utf-8",
+        "connection: close",
+        *headers,
+        f"content-length: {len(body)}",
+    ]
+    return "\r\n".join(head).encode() + b"\r\n\r\n" + body
+
+
+REQUEST_TIMEOUT = _plain_answer("408 Request Timeout", "the request did not arrive in time")
+BUSY = _plain_answer(
+    "503 Service Unavailable", "too many open connections; retry", "retry-after: 1"
 )
 
 
