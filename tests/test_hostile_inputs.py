@@ -237,3 +237,32 @@ def test_standard_input_is_limited_while_it_is_read() -> None:
     assert "over the limit of 16,777,216 bytes" in err.decode()
     assert "Traceback" not in err.decode()
     assert peak_kib / 1024 < 120, f"peak RSS {peak_kib / 1024:.0f} MiB for 300 MB of input"
+
+
+def deep_text(depth: int) -> str:
+    return "[" * depth + '"x"' + "]" * depth
+
+
+@DEPTH
+@pytest.mark.parametrize(
+    ("command", "name", "text"),
+    [
+        (
+            "promote",
+            "log.jsonl",
+            '{"type": "agent.tool-returned", "runId": "local/a", "sequence": 1, '
+            '"timestamp": "2026-01-01T00:00:00Z", "payload": {"outcome": %s}}\n',
+        ),
+        ("ingest", "events.jsonl", '{"event_id": "x", "input_values": %s}\n'),
+        ("ingest", "batch.json", '{"events": [{"event_id": "x", "input_values": %s}]}'),
+        ("validate", "result.json", '{"content": %s, "isError": true}'),
+    ],
+)
+def test_every_command_answers_a_deep_document_without_a_traceback(
+    tmp_path: Any, command: str, name: str, text: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text % deep_text(1000))
+    done = run_cli(command, path)  # run_cli fails the test on any traceback
+    assert done.returncode == 1
+    assert f"nested deeper than {MAX_DEPTH} levels" in done.stdout + done.stderr

@@ -81,14 +81,19 @@ def _resolve_kind(document: Any, kind: Kind | str | None) -> Kind | None:
 
 def schema_problems(document: Any, kind: Kind) -> list[Problem]:
     """The schema's verdict alone, as problems. ``is_valid`` first: valid documents, the common
-    case, never pay for error collection."""
+    case, never pay for error collection. A document past the structure limits that the schema
+    rejects gets those limits as its problems: jsonschema-rs cannot report errors on values
+    nested past its own recursion limit."""
     compiled = validator(kind)
-    if compiled.is_valid(document):
-        return []
-    return [
-        Problem(format_path(error.instance_path), _message(error))
-        for error in compiled.iter_errors(document)
-    ]
+    try:
+        if compiled.is_valid(document):
+            return []
+        return structure_problems(document) or [
+            Problem(format_path(error.instance_path), _message(error))
+            for error in compiled.iter_errors(document)
+        ]
+    except ValueError:  # jsonschema-rs: "Recursion limit reached"
+        return structure_problems(document) or [Problem(ROOT, "nested too deeply to validate")]
 
 
 def _message(error: jsonschema_rs.ValidationError) -> str:
