@@ -334,3 +334,25 @@ def test_repeats_and_deep_suites_are_400_at_run_create_never_500() -> None:
         assert too_deep.json()["error"] == "validation_error"
         assert "nested deeper than 128 levels" in too_deep.json()["message"]
         assert run_fixture(http)
+
+
+@SLOW
+def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_in_time() -> None:
+    whole = b"GET /.well-known/openwop HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with guarded_server() as server:
+        (sock,) = open_sockets(server.url, 1, whole)
+        received = bytearray()
+        deadline = time.monotonic() + 5
+        while b"\r\n\r\n" not in received:  # the first answer arrives; the connection stays
+            assert not answer_if_closed(sock, received)
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert received.startswith(b"HTTP/1.1 200 ")
+        sock.send(PARTIAL_HEAD)
+        started = time.monotonic()
+        while not answer_if_closed(sock, received):
+            assert time.monotonic() - started < HEAD_TIMEOUT + SLACK, "a slow second head held on"
+            with contextlib.suppress(OSError):
+                sock.send(b"X-Trickle: 1\r\n")
+            time.sleep(0.2)
+        sock.close()
