@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
 from importlib import resources
@@ -11,6 +10,8 @@ from importlib.abc import Traversable
 from typing import Any, Literal, TypeGuard, get_args
 
 import jsonschema_rs
+
+from toolcall_spec.loading import parse_json
 
 Kind = Literal[
     "suite",
@@ -58,7 +59,7 @@ def all_schemas() -> dict[str, dict[str, Any]]:
             if entry.is_dir():
                 walk(entry, f"{prefix}{entry.name}/")
             elif entry.name.endswith(".schema.json"):
-                found[prefix + entry.name] = json.loads(entry.read_text(encoding="utf-8"))
+                found[prefix + entry.name] = parse_json(entry.read_bytes())
 
     walk(schema_root(), "")
     return found

@@ -3,11 +3,15 @@ binary, broken, too large, too deeply nested), never a traceback, never unbounde
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
+
+from toolcall_spec.paths import format_path
 
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 """Largest single JSON document (or JSONL line) read; larger input is refused, not parsed."""
@@ -39,9 +43,112 @@ def parse_json(data: bytes | str, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any
     if raw.startswith(UTF8_BOM):  # RFC 8259 §8.1: a parser may ignore a byte order mark
         raw = raw[len(UTF8_BOM) :]
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise DocumentError(_reason(str(exc))) from None
+    repeated = repeated_member(raw, value)
+    if repeated is not None:
+        raise DocumentError(repeated)
+    return value
+
+
+# Repeated member names. RFC 8259 §4 leaves `{"isError": false, "isError": true}` to the reader:
+# orjson keeps the last value, other parsers the first, so the one rule could flip between two
+# readers of the same bytes. Every reader of this module refuses such a text instead.
+
+_KEY_END = re.compile(rb'"\s*:')
+"""The end of a member name. Also matches an escaped quote before a colon inside a string, so its
+count over a text is at least the number of member names written in it."""
+_SPACED_KEY_END = re.compile(rb'"\s+:')
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\],:]')
+"""The tokens the exact check needs (strings and punctuation) in a text known to be valid JSON."""
+
+
+def repeated_member(raw: bytes, value: Any) -> str | None:
+    """A message naming the first repeated member name of the JSON text ``raw`` (already parsed
+    as ``value``) and its path, or ``None``. Cheap when there is none, which is the common case:
+    a text that re-serializes to itself has no repeats (orjson keeps one value per name), and
+    otherwise a text whose count of name-ending tokens equals the number of members parsed has
+    none either (the count only over-estimates). Only the rest is scanned exactly."""
+    if type(value) is not dict and type(value) is not list:
+        return None
+    try:
+        if orjson.dumps(value) == raw:
+            return None
+    except orjson.JSONEncodeError:  # deeper than orjson writes (254 levels): count instead
+        pass
+    return _repeated_slowly(raw, value)
+
+
+def _repeated_slowly(raw: bytes, value: Any) -> str | None:
+    if _name_tokens(raw) == _member_count(value):
+        return None
+    found = _first_repeat(raw)
+    if found is None:
+        return None
+    path, name = found
+    return (
+        f"{format_path([*path, name])}: the member {json.dumps(name, ensure_ascii=False)} "
+        "appears more than once in one object; JSON readers disagree on which value counts, "
+        "so the document is refused"
+    )
+
+
+def _name_tokens(raw: bytes) -> int:
+    if _SPACED_KEY_END.search(raw) is None:
+        return raw.count(b'":')
+    return len(_KEY_END.findall(raw))
+
+
+def _member_count(value: Any) -> int:
+    """Members of every object in ``value``, counted without recursion (any depth)."""
+    count = 0
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        if type(node) is dict:
+            count += len(node)
+            node = node.values()
+        for child in node:
+            if type(child) is dict or type(child) is list:
+                push(child)
+    return count
+
+
+def _first_repeat(raw: bytes) -> tuple[list[str | int], str] | None:
+    """The path of the object and the first name repeated in it, by one iterative pass over the
+    tokens of a valid JSON text (no recursion, so any depth the parser took is fine)."""
+    path: list[str | int] = []
+    frames: list[tuple[bool, set[str]]] = []  # (is an object, names seen) per open container
+    pending: str | int | None = None  # where the next value goes: a member name or an index
+    expect_name = False
+    for match in _TOKEN.finditer(raw):
+        token = match.group()
+        if token in (b"{", b"["):
+            if frames:
+                path.append(pending if pending is not None else 0)
+            frames.append((token == b"{", set()))
+            expect_name, pending = token == b"{", 0
+        elif token in (b"}", b"]"):
+            frames.pop()
+            pending = path.pop() if path else None
+            expect_name = False
+        elif token == b",":
+            is_object = frames[-1][0]
+            expect_name = is_object
+            if not is_object and isinstance(pending, int):
+                pending += 1
+        elif token == b":":
+            expect_name = False
+        elif expect_name:
+            name: str = json.loads(token)
+            names = frames[-1][1]
+            if name in names:
+                return path, name
+            names.add(name)
+            pending = name
+    return None
 
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -65,12 +172,24 @@ def read_json_file(path: str | Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> 
     """Read and parse one JSON file without reading more than ``max_bytes`` of it."""
     try:
         with Path(path).open("rb") as handle:
-            raw = handle.read(max_bytes + 1)
+            return read_json_stream(handle, max_bytes=max_bytes)
     except OSError as exc:
         raise DocumentError(f"cannot read: {exc.strerror or exc}") from None
+
+
+def read_json_stream(handle: BinaryIO, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
+    """Read and parse one JSON document from an open stream (standard input, a pipe), never
+    holding more than ``max_bytes`` + 1 of it: the limit applies while reading, not after."""
+    raw = read_limited(handle, max_bytes)
+    return parse_json(raw, max_bytes=max_bytes)
+
+
+def read_limited(handle: BinaryIO, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """At most ``max_bytes`` of ``handle``; :class:`DocumentError` as soon as there is more."""
+    raw = handle.read(max_bytes + 1)
     if len(raw) > max_bytes:
         raise DocumentError(f"document is over the limit of {max_bytes:,} bytes")
-    return parse_json(raw, max_bytes=max_bytes)
+    return raw
 
 
 def iter_jsonl(
@@ -101,10 +220,13 @@ def iter_jsonl(
                 yield number, None, _too_long(max_line_bytes)
                 continue
             try:
-                yield number, orjson.loads(raw), None
+                value = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 if raw.strip():
-                    yield number, *_parse_slowly(raw + b"\n")
+                    yield number, *_parse_slowly(raw)
+                continue
+            repeated = repeated_member(raw, value)
+            yield (number, value, None) if repeated is None else (number, None, repeated)
         tail = lines[-1]
         if tail and not oversize:
             pending.append(tail)
@@ -121,7 +243,7 @@ def iter_jsonl(
 
 
 def _parse_slowly(raw: bytes) -> tuple[Any, str | None]:
-    """A line (with its newline, if it had one) orjson refused, read by :func:`parse_json`:
+    """A line orjson refused, read by :func:`parse_json`:
     the same value (it accepts a byte order mark, for one) or the same message as elsewhere."""
     try:
         return parse_json(raw), None

@@ -8,13 +8,14 @@ test sources (no test is imported or run), so the matrix is the same however tes
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Literal
+
+from toolcall_spec.loading import parse_json
 
 Level = Literal["MUST", "SHOULD", "MAY"]
 
@@ -41,7 +42,7 @@ class Witness:
 def registry() -> dict[str, Requirement]:
     """Every requirement by id, in registry order."""
     text = resources.files("toolcall_spec").joinpath("spec/requirements.json").read_text("utf-8")
-    return {entry["id"]: Requirement(**entry) for entry in json.loads(text)["requirements"]}
+    return {entry["id"]: Requirement(**entry) for entry in parse_json(text)["requirements"]}
 
 
 def find_witnesses(tests_dir: Path) -> list[Witness]:

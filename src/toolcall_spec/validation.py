@@ -17,6 +17,16 @@ from toolcall_spec.rules import is_tool_error
 MAX_MESSAGE_LENGTH = 300
 """Messages quote the offending value; a huge value is cut so a problem stays one readable line."""
 
+MAX_DEPTH = 128
+"""Deepest nesting of arrays and objects accepted in any document (``[]`` is 1 level, ``[[]]``
+2). Whatever the package writes wraps a document's values in a few levels of its own (an event
+around a fixture response), and stays far below the 254 levels orjson can write and Python's
+recursion limit; deeper documents are refused here, before anything copies or replays them."""
+
+INTEGER_RANGE = range(-(2**63), 2**64)
+"""Integers a document may hold: what JSON writers of 64-bit integers (orjson among them) can
+write. Only the Python API can hand over larger ones; parsed JSON never holds them."""
+
 
 class UnknownKindError(ValueError):
     """The kind named is not one this package has a schema for."""
@@ -32,10 +42,33 @@ def validate(document: Any, kind: Kind | str | None = None) -> list[Problem]:
                 ROOT, f"cannot tell what kind of document this is; name one of: {', '.join(KINDS)}"
             )
         ]
-    problems = schema_problems(document, resolved)
+    problems = structure_problems(document) or schema_problems(document, resolved)
     if problems:
         return problems
     return list(_warnings(document, resolved))
+
+
+def structure_problems(document: Any, max_depth: int = MAX_DEPTH) -> list[Problem]:
+    """What makes a document unusable whatever its kind: nesting deeper than ``max_depth``, or
+    an integer outside :data:`INTEGER_RANGE`. Walked without recursion, so any depth is safe."""
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(document, 0, ())]
+    while stack:
+        node, depth, path = stack.pop()
+        if type(node) is int and node not in INTEGER_RANGE:
+            message = f"integer {_digits(node)} is beyond 64 bits; JSON readers cannot all hold it"
+            return [Problem(format_path(path), message)]
+        if not isinstance(node, (dict, list)):
+            continue
+        if depth == max_depth:
+            message = f"nested deeper than {max_depth} levels, this package's limit"
+            return [Problem(format_path(path), message)]
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((child, depth + 1, (*path, key)) for key, child in reversed(list(items)))
+    return []
+
+
+def _digits(number: int) -> str:
+    return str(number) if abs(number) < 10**60 else f"with {len(str(abs(number)))} digits"
 
 
 def _resolve_kind(document: Any, kind: Kind | str | None) -> Kind | None:
@@ -48,14 +81,19 @@ def _resolve_kind(document: Any, kind: Kind | str | None) -> Kind | None:
 
 def schema_problems(document: Any, kind: Kind) -> list[Problem]:
     """The schema's verdict alone, as problems. ``is_valid`` first: valid documents, the common
-    case, never pay for error collection."""
+    case, never pay for error collection. A document past the structure limits that the schema
+    rejects gets those limits as its problems: jsonschema-rs cannot report errors on values
+    nested past its own recursion limit."""
     compiled = validator(kind)
-    if compiled.is_valid(document):
-        return []
-    return [
-        Problem(format_path(error.instance_path), _message(error))
-        for error in compiled.iter_errors(document)
-    ]
+    try:
+        if compiled.is_valid(document):
+            return []
+        return structure_problems(document) or [
+            Problem(format_path(error.instance_path), _message(error))
+            for error in compiled.iter_errors(document)
+        ]
+    except ValueError:  # jsonschema-rs: "Recursion limit reached"
+        return structure_problems(document) or [Problem(ROOT, "nested too deeply to validate")]
 
 
 def _message(error: jsonschema_rs.ValidationError) -> str:

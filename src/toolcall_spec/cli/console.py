@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from toolcall_spec.loading import DocumentError, parse_json, read_json_file
+from toolcall_spec.loading import DocumentError, read_json_file, read_json_stream
 
 
 def print_json(value: Any) -> None:
@@ -23,7 +23,7 @@ def fail(message: str) -> None:
 def read_document(source: str) -> Any:
     """One JSON document from a path, or from standard input when ``source`` is ``-``."""
     if source == "-":
-        return parse_json(sys.stdin.buffer.read())
+        return read_json_stream(sys.stdin.buffer)
     return read_json_file(Path(source))
 
 

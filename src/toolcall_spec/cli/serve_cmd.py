@@ -34,6 +34,11 @@ def register(subparsers: Any) -> str:
         f"(default: ${TOKEN_ENV} when set)",
     )
     parser.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="allow serving without a token on an address that is not loopback",
+    )
+    parser.add_argument(
         "--allow-suite-dir",
         metavar="DIR",
         help="let evalSuiteRef name file: URIs inside DIR (and nowhere else)",
@@ -91,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from toolcall_spec.host import ReferenceHost, RunStore  # noqa: PLC0415
         from toolcall_spec.http.app import HostSettings, create_app  # noqa: PLC0415
+        from toolcall_spec.http.auth import startup_refusal  # noqa: PLC0415
         from toolcall_spec.http.limits import Limits  # noqa: PLC0415
         from toolcall_spec.http.server import bind, is_loopback, serve_forever, url_of  # noqa: PLC0415
         from toolcall_spec.http.suite_refs import SuiteSources, conformance_fixtures  # noqa: PLC0415
@@ -100,9 +106,10 @@ def run(args: argparse.Namespace) -> int:
             "pip install 'toolcall-spec[http]'"
         )
         return 2
-    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV) or None
-    if token is not None and not token.strip():
-        fail("the token must not be empty")
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV)
+    refusal = startup_refusal(token, args.host, insecure_no_auth=args.insecure_no_auth)
+    if refusal is not None:
+        fail(refusal)
         return 2
     try:
         overrides = {"max_runs_kept": args.max_runs, "max_active_runs": args.max_active_runs}

@@ -88,7 +88,7 @@ def conditional(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
             return [walk.change(here, "constraint-added", "major", message)]
         message = "a condition (if/then/else) was removed: documents no longer need to satisfy it"
         return [walk.change(here, "constraint-removed", "minor", message, here.old)]
-    if any(c.level != "patch" for c in walk.probe(before, after, here)):
+    if walk.probe(before, after, here) - {"patch"}:
         message = (
             "the if condition changed, so which documents then/else apply to changed; the "
             "change cannot be classified"
@@ -113,8 +113,7 @@ def negation(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
         message = "a not constraint was removed"
         return [walk.change(here, "constraint-removed", "minor", message, here.old)]
     # The whole widens exactly when the negated schema narrows: compare it the other way round.
-    reverse = walk.probe(after, before, here, swap=True)
-    levels = {c.level for c in reverse}
+    levels = walk.probe(after, before, here, swap=True)
     if "major" in levels:
         message = (
             "the schema under not changed and cannot be shown to exclude fewer documents "
@@ -145,7 +144,7 @@ def _alternatives(
         here = at.split(None, old_keys, new_keys)
         out += walk.schema(old_schema, new_schema, here)
         if exclusive and not distinct:
-            widened = {c.level for c in walk.probe(old_schema, new_schema, here)}
+            widened = walk.probe(old_schema, new_schema, here)
             if "minor" in widened and "major" not in widened:
                 message = (
                     "a oneOf alternative now accepts more; a document may now match two "

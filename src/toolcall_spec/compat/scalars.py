@@ -17,6 +17,7 @@ from toolcall_spec.compat.values import (
     TYPES,
     finite_values,
     is_number,
+    json_key,
     number,
     render,
     satisfies,
@@ -190,16 +191,18 @@ def _values(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     if after is None:
         message = "values no longer restricted to a list (enum/const removed)"
         return [walk.change(at, "constraint-removed", "minor", message)]
-    old_listed = _listed(old) or []
+    # Sets of hashable keys, not pairwise comparison: enums of thousands of values stay linear.
+    after_keys = {json_key(w) for w in after}
+    old_keys = {json_key(w) for w in _listed(old) or []}
     out = [
         walk.change(at, "enum-value-removed", "major", f"value {render(v)} no longer accepted")
         for v in before
-        if not any(json_equal(v, w) for w in after)
+        if json_key(v) not in after_keys
     ]
     out += [
         walk.change(at, "enum-value-added", "minor", f"value {render(v)} now accepted")
         for v in after
-        if not any(json_equal(v, w) for w in old_listed)
+        if json_key(v) not in old_keys
     ]
     return out
 

@@ -12,6 +12,7 @@ from toolcall_spec.compat.locations import Side
 from toolcall_spec.compat.walk import walk_documents
 from toolcall_spec.loading import DocumentError, read_json_file
 from toolcall_spec.paths import ROOT
+from toolcall_spec.validation import MAX_DEPTH, structure_problems
 
 Schema = dict[str, Any] | bool
 
@@ -26,15 +27,37 @@ def compare(old: Schema, new: Schema) -> list[Change]:
 
 def compare_documents(old: Mapping[str, Schema], new: Mapping[str, Schema]) -> list[Change]:
     """Every change between two versions given as schema files by relative path
-    (``suites/agent-eval-suite.schema.json``), major changes first."""
+    (``suites/agent-eval-suite.schema.json``), major changes first. A schema nested deeper than
+    :data:`~toolcall_spec.validation.MAX_DEPTH` levels raises
+    :class:`~toolcall_spec.loading.DocumentError`: no verdict is better than a wrong one."""
+    for version, documents in (("old", old), ("new", new)):
+        for name, schema in documents.items():
+            _refuse_unusable(version, name, schema)
     found: list[Change] = []
     for name in sorted(old.keys() - new.keys()):
         message = "schema file removed: documents and schemas that use it lose it"
         found.append(Change(ROOT, "schema-removed", "major", message, ROOT, name))
     for name in sorted(new.keys() - old.keys()):
         found.append(Change(ROOT, "schema-added", "minor", "schema file added", ROOT, name))
-    found += walk_documents(Side(old), Side(new), sorted(old.keys() & new.keys()))
+    try:
+        found += walk_documents(Side(old), Side(new), sorted(old.keys() & new.keys()))
+    except RecursionError:  # within the depth limit this is not expected; never a verdict then
+        raise DocumentError(
+            "the schemas are nested too deeply to compare; no verdict was reached"
+        ) from None
     return ordered(found)
+
+
+def _refuse_unusable(version: str, name: str, schema: Schema) -> None:
+    problems = structure_problems(schema)
+    if problems:
+        where = f"{name}: " if name else ""
+        raise DocumentError(
+            f"{version} schema {where}{problems[0].path}: {problems[0].message}; too deep to "
+            f"compare (the limit is {MAX_DEPTH} levels of arrays and objects)"
+            if "nested deeper" in problems[0].message
+            else f"{version} schema {where}{problems[0].path}: {problems[0].message}"
+        )
 
 
 def compare_trees(old_dir: str | Path, new_dir: str | Path) -> list[Change]:

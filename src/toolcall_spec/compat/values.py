@@ -102,7 +102,10 @@ def finite_values(schema: Any) -> list[Any] | None:
         values = [const] if values is None or any(json_equal(const, v) for v in values) else []
     if values is None:
         return None
-    return [v for v in values if all(satisfies(schema, k, v) is not False for k in SCALAR_CHECKS)]
+    # Each value comes from enum/const, so only the other keywords can reject it; checking enum
+    # again would compare every value with every other (quadratic on large enums).
+    others = [k for k in SCALAR_CHECKS if k not in ("enum", "const") and k in schema]
+    return [v for v in values if all(satisfies(schema, k, v) is not False for k in others)]
 
 
 def satisfies(schema: Mapping[str, Any], keyword: str, value: Any) -> bool | None:

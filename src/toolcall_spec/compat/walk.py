@@ -70,8 +70,19 @@ class Walk:
     """One comparison of two versions. ``probe`` walks answer a question for another keyword
     (did this ``if`` change?) and follow every reference, even into other files."""
 
-    def __init__(self, old: Side, new: Side, *, probe: bool = False) -> None:
+    def __init__(
+        self,
+        old: Side,
+        new: Side,
+        *,
+        probe: bool = False,
+        probed: dict[tuple[bool, Loc, Loc], frozenset[Level]] | None = None,
+    ) -> None:
         self.old_side, self.new_side, self.probe_only = old, new, probe
+        self._probed = {} if probed is None else probed
+        """Levels found by probe walks, by direction and pair of locations, shared by every
+        walk of one comparison: nested ``allOf``/``anyOf``/``not`` probe the same pairs again
+        at each level, which would otherwise cost time exponential in the depth."""
         self.root_file = ""
         """The file whose root the walk started from: every change is reported in it."""
         self._memo: dict[tuple[Loc, Loc], list[Change]] = {}
@@ -87,15 +98,22 @@ class Walk:
         shown = loc.render() if loc.file == self.root_file else f"{loc.file}#{loc.render()}"
         return Change(at.path, kind, level, message, shown, self.root_file)
 
-    def probe(self, old: Any, new: Any, at: At, *, swap: bool = False) -> list[Change]:
-        """The changes between ``old`` and ``new``, found by a separate walk and not reported:
-        with ``swap``, ``old`` lives in the new version and ``new`` in the old one."""
-        walk = Walk(
-            *((self.new_side, self.old_side) if swap else (self.old_side, self.new_side)),
-            probe=True,
-        )
-        walk.root_file = self.root_file
-        return walk.schema(old, new, At(at.path, at.new, at.old) if swap else at)
+    def probe(self, old: Any, new: Any, at: At, *, swap: bool = False) -> frozenset[Level]:
+        """The levels of the changes between ``old`` and ``new``, found by a separate walk and
+        not reported: with ``swap``, ``old`` lives in the new version and ``new`` in the old one.
+        A pair of locations is probed once per comparison."""
+        key = (swap, at.old, at.new)
+        found = self._probed.get(key)
+        if found is None:
+            walk = Walk(
+                *((self.new_side, self.old_side) if swap else (self.old_side, self.new_side)),
+                probe=True,
+                probed=self._probed,
+            )
+            walk.root_file = self.root_file
+            changes = walk.schema(old, new, At(at.path, at.new, at.old) if swap else at)
+            found = self._probed[key] = frozenset(c.level for c in changes)
+        return found
 
     # -- the walk --------------------------------------------------------------------------------
 

@@ -7,10 +7,11 @@ reference host and the HTTP server all load it from here, so they can never drif
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
+
+from toolcall_spec.loading import parse_json
 
 FIXTURE_ERROR = "conformance-eval-fixture-error"
 """RFC 0245's fixture: the scripted agent calls one tool twice; an ``isError: true`` entry answers
@@ -42,7 +43,7 @@ def _fixture_text(fixture_id: str) -> str:
 
 def load_fixture(fixture_id: str) -> dict[str, Any]:
     """A fresh copy of the fixture's suite (callers may change it freely)."""
-    suite: dict[str, Any] = json.loads(_fixture_text(fixture_id))
+    suite: dict[str, Any] = parse_json(_fixture_text(fixture_id))
     return suite
 
 

@@ -19,7 +19,6 @@ import contextlib
 import copy
 import dataclasses
 import gc
-import json
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,6 +31,7 @@ import orjson
 from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.host.port import owner_for
 from toolcall_spec.host.store import RunRecord, RunStore
+from toolcall_spec.loading import parse_json
 from toolcall_spec.openwop_wire import RUN_COMPLETED, RUN_STARTED, TASK_FAILED
 from toolcall_spec.replay.agent import (
     SCRIPTED_AGENT_ID,
@@ -98,7 +98,7 @@ def _packaged_text(relative: str) -> str:
 
 def load_packaged_json(relative: str) -> Any:
     """A JSON file shipped in the package (``examples/...``, ``schemas/...``), freshly parsed."""
-    return json.loads(_packaged_text(relative))
+    return parse_json(_packaged_text(relative))
 
 
 def default_capabilities() -> dict[str, Any]:

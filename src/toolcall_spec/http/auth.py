@@ -11,8 +11,27 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolcall_spec.http.errors import ApiError
 from toolcall_spec.http.responses import error_response
+from toolcall_spec.http.server import is_loopback
 
 PUBLIC_PATHS = frozenset({"/.well-known/openwop"})
+
+
+def startup_refusal(token: str | None, host: str, *, insecure_no_auth: bool = False) -> str | None:
+    """Why a server must not start with this token on this address, or ``None``: an empty token
+    (flag or environment) is a mistake, never "no auth"; and without a token only loopback is
+    served, unless the operator says ``--insecure-no-auth``."""
+    if token is not None and not token.strip():
+        return (
+            "the token must not be empty (--token or TOOLCALL_SPEC_TOKEN); give a token, or "
+            "leave both unset to serve loopback without auth"
+        )
+    if token is None and not is_loopback(host) and not insecure_no_auth:
+        return (
+            f"refusing to serve {host} without a token: it is not a loopback address, so anyone "
+            "who can reach it could run suites; give --token (or TOOLCALL_SPEC_TOKEN), or "
+            "--insecure-no-auth to serve it open anyway"
+        )
+    return None
 
 
 def bearer_token(authorization: str | None) -> str | None:

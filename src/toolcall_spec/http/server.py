@@ -13,6 +13,8 @@ from typing import Any
 
 import uvicorn
 
+from toolcall_spec.http.connections import ConnectionLimits, guarded_protocol
+
 GRACEFUL_SHUTDOWN_SECONDS = 5
 """Open event streams are closed after this long at shutdown, instead of holding it forever."""
 
@@ -55,21 +57,37 @@ def _is_ipv6(host: str) -> bool:
         return False
 
 
-def make_server(app: Any, *, log_level: str = "warning") -> uvicorn.Server:
+KEEP_ALIVE_SECONDS = 5
+"""An idle keep-alive connection is closed after this long (uvicorn's own timer)."""
+
+
+def make_server(
+    app: Any, *, log_level: str = "warning", connections: ConnectionLimits | None = None
+) -> uvicorn.Server:
+    """uvicorn with this package's protocol: read deadlines for request heads and bodies and a cap
+    on open connections (see :mod:`toolcall_spec.http.connections`)."""
     config = uvicorn.Config(
         app,
         log_level=log_level,
         lifespan="on",
+        http=guarded_protocol(connections or ConnectionLimits()),
         ws="none",  # no WebSocket routes: do not load a WebSocket stack
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         server_header=False,
     )
     return uvicorn.Server(config)
 
 
-def serve_forever(app: Any, sock: socket.socket, *, log_level: str = "warning") -> None:
+def serve_forever(
+    app: Any,
+    sock: socket.socket,
+    *,
+    log_level: str = "warning",
+    connections: ConnectionLimits | None = None,
+) -> None:
     """Run until interrupted (uvicorn handles SIGINT/SIGTERM in the main thread)."""
-    make_server(app, log_level=log_level).run(sockets=[sock])
+    make_server(app, log_level=log_level, connections=connections).run(sockets=[sock])
 
 
 class BackgroundServer:
@@ -77,11 +95,17 @@ class BackgroundServer:
     loopback port in a daemon thread, stopped (gracefully) on exit."""
 
     def __init__(
-        self, app: Any, *, host: str = "127.0.0.1", port: int = 0, start_timeout: float = 10.0
+        self,
+        app: Any,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        start_timeout: float = 10.0,
+        connections: ConnectionLimits | None = None,
     ) -> None:
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
-        self.server = make_server(app)
+        self.server = make_server(app, connections=connections)
         self.start_timeout = start_timeout
         self.thread = threading.Thread(
             target=self.server.run,

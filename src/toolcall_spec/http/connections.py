@@ -1,0 +1,128 @@
+"""Slow and surplus clients, handled below the app: uvicorn's HTTP/1.1 protocol (h11) with read
+deadlines and a connection cap.
+
+uvicorn times out idle keep-alive connections, but not a request head or body that arrives
+slowly: 300 clients sending one header byte now and then would hold 300 connections forever
+(slowloris). Here each request head must arrive within ``head_timeout`` seconds of the moment the
+server starts waiting for it, and its body within ``body_timeout`` seconds of the head; otherwise
+the connection gets ``408`` and is closed. Past ``max_connections`` open connections, a new one
+gets ``503`` and is closed at once, so the server's memory and file descriptors stay bounded.
+Deadlines are absolute, not idle timers: trickling a byte at a time does not extend them."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    head_timeout: float = 10.0
+    """Seconds a client has to send a whole request head (request line and headers)."""
+
+    body_timeout: float = 30.0
+    """Seconds a client has, once its head is in, to send the whole body."""
+
+    max_connections: int = 512
+    """Connections open at once; one more is answered ``503`` and closed."""
+
+    def __post_init__(self) -> None:
+        if not (self.head_timeout > 0 and self.body_timeout > 0):
+            raise ValueError("head_timeout and body_timeout must be positive")
+        if self.max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+
+
+def _plain_answer(status: str, text: str, *headers: str) -> bytes:
+    """A whole HTTP/1.1 answer written straight to the socket, for connections that never reach
+    the app (the request is incomplete, or there is no room for it)."""
+    body = text.encode() + b"\n"
+    head = [
+        f"HTTP/1.1 {status}",
+        "content-type: text/plain; charset=utf-8",
+        "connection: close",
+        *headers,
+        f"content-length: {len(body)}",
+    ]
+    return "\r\n".join(head).encode() + b"\r\n\r\n" + body
+
+
+REQUEST_TIMEOUT = _plain_answer("408 Request Timeout", "the request did not arrive in time")
+BUSY = _plain_answer(
+    "503 Service Unavailable", "too many open connections; retry", "retry-after: 1"
+)
+
+
+def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with ``limits`` (pass it as ``uvicorn.Config(http=...)``)."""
+    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"limits": limits})
+
+
+class GuardedH11Protocol(H11Protocol):
+    limits = ConnectionLimits()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._waiting_for: object = None  # the h11 state the deadline is for: IDLE or SEND_BODY
+        self._turned_away = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        if len(self.connections) >= self.limits.max_connections:
+            self._turned_away = True
+            self.transport = transport
+            transport.write(BUSY)
+            transport.close()
+            return
+        super().connection_made(transport)
+        self._follow_request()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if not self._turned_away:
+            super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._turned_away:
+            return
+        super().data_received(data)
+        self._follow_request()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._follow_request()
+
+    def _follow_request(self) -> None:
+        """Arm the deadline that matches what the client owes now: a head, a body, or nothing."""
+        if self.transport.is_closing():
+            self._disarm()
+            return
+        state = self.conn.their_state
+        if state is self._waiting_for:
+            return
+        self._disarm()
+        if state is h11.IDLE:
+            self._arm(state, self.limits.head_timeout)
+        elif state is h11.SEND_BODY:
+            self._arm(state, self.limits.body_timeout)
+
+    def _arm(self, state: object, seconds: float) -> None:
+        self._waiting_for = state
+        self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._waiting_for = None, None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self._waiting_for is h11.IDLE or self.conn.our_state is h11.SEND_RESPONSE:
+            self.transport.write(REQUEST_TIMEOUT)
+        self.transport.close()
