@@ -131,7 +131,7 @@ def test_the_limit_applies_to_the_decompressed_size(server: BackgroundServer) ->
 def test_a_gzip_bomb_is_refused_without_inflating_it() -> None:
     import anyio
 
-    from toolcall_spec.http.ingest_app import BodyTooLarge, read_limited
+    from toolcall_spec.http.ingest_app import BodyTooLargeError, read_limited
 
     bomb = gzip.compress(b"0" * (200 * MAX_BODY_BYTES))
     inflated: list[int] = []
@@ -144,7 +144,7 @@ def test_a_gzip_bomb_is_refused_without_inflating_it() -> None:
     async def read() -> bytes:
         return await read_limited(chunks(), MAX_BODY_BYTES, gzipped=True)
 
-    with pytest.raises(BodyTooLarge):
+    with pytest.raises(BodyTooLargeError):
         anyio.run(read)
     assert len(inflated) * 4096 < len(bomb)  # stopped before the end of the compressed body
 

@@ -80,7 +80,9 @@ def test_breakdowns_by_tool_and_day_count_what_was_written(store: EventStore) ->
     metrics = store.metrics("p1")
     calls_by_tool = Counter(event["event_name"] for event in events)
     errors_by_day = Counter(
-        date.fromisoformat(event["timestamp"][:10]) for event in events if event["status"] == "error"
+        date.fromisoformat(event["timestamp"][:10])
+        for event in events
+        if event["status"] == "error"
     )
     blind = sum(
         1

@@ -51,8 +51,10 @@ def run(args: argparse.Namespace) -> int:
         from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app  # noqa: PLC0415
         from toolcall_spec.http.server import bind, serve_forever, url_of  # noqa: PLC0415
     except ImportError as exc:
-        fail(f"serve-ingest needs the http extra ({exc.name} is missing): pip install "
-             "'toolcall-spec[http,store]'")
+        fail(
+            f"serve-ingest needs the http extra ({exc.name} is missing): pip install "
+            "'toolcall-spec[http,store]'"
+        )
         return 2
     keys = read_keys(args.keys_file)
     if keys is None:
@@ -69,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
             fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
             return 2
         print(f"serving on {url_of(sock)}", flush=True)
-        serve_forever(create_ingest_app(IngestSettings(store, keys)), sock, log_level=args.log_level)
+        serve_forever(
+            create_ingest_app(IngestSettings(store, keys)), sock, log_level=args.log_level
+        )
     return 0
 
 

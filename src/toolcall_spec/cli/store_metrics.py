@@ -25,8 +25,8 @@ def run_store_metrics(url: str, project: str | None, output_format: str) -> int:
 def render_store_text(metrics: StoreMetrics) -> str:
     lines = [render_text(metrics.totals), "by tool:"]
     lines += [
-        f"  {tool or '(unnamed)'}: {row.calls:,} calls, {row.errors:,} errors" for tool, row in
-        metrics.by_tool.items()
+        f"  {tool or '(unnamed)'}: {row.calls:,} calls, {row.errors:,} errors"
+        for tool, row in metrics.by_tool.items()
     ]
     lines.append("by day:")
     lines += [

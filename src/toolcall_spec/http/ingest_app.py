@@ -45,11 +45,11 @@ from toolcall_spec.loading import parse_json
 EVENTS_PATH = "/v1/events"
 
 
-class BodyTooLarge(Exception):
+class BodyTooLargeError(Exception):
     """The body (decompressed) passed the limit; the read stopped there."""
 
 
-class BadEncoding(Exception):
+class BadEncodingError(Exception):
     """The body is not in the encoding its ``Content-Encoding`` names."""
 
 
@@ -74,9 +74,9 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
             return _error(415, "unsupported_encoding", f"Content-Encoding {encoding} is not gzip")
         try:
             raw = await read_limited(request.stream(), MAX_BODY_BYTES, encoding == "gzip")
-        except BodyTooLarge:
+        except BodyTooLargeError:
             return _answer(_too_large(MAX_BODY_BYTES))
-        except BadEncoding as exc:
+        except BadEncodingError as exc:
             return _error(400, "invalid_encoding", str(exc))
         answer, events = answer_batch(raw)
         if events:
@@ -105,7 +105,7 @@ def project_of(keys: Mapping[str, str], presented: str | None) -> str | None:
 
 async def read_limited(chunks: AsyncIterator[bytes], limit: int, gzipped: bool) -> bytes:
     """The body, read until its end or until it passes ``limit`` bytes (decompressed, for gzip):
-    then :class:`BodyTooLarge`, without reading or inflating further."""
+    then :class:`BodyTooLargeError`, without reading or inflating further."""
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if gzipped else None
     body = bytearray()
     async for chunk in chunks:
@@ -114,12 +114,12 @@ async def read_limited(chunks: AsyncIterator[bytes], limit: int, gzipped: bool) 
         else:
             body += _inflate(inflater, chunk, limit + 1 - len(body))
         if len(body) > limit:
-            raise BodyTooLarge
+            raise BodyTooLargeError
     if inflater is not None:
         if not inflater.eof:
-            raise BadEncoding("the gzip body ends early")
+            raise BadEncodingError("the gzip body ends early")
         if inflater.unused_data:
-            raise BadEncoding("bytes follow the end of the gzip body")
+            raise BadEncodingError("bytes follow the end of the gzip body")
     return bytes(body)
 
 
@@ -129,7 +129,7 @@ def _inflate(inflater: Any, chunk: bytes, room: int) -> bytes:
     try:
         out: bytes = inflater.decompress(inflater.unconsumed_tail + chunk, room)
     except zlib.error as exc:
-        raise BadEncoding(f"the body is not valid gzip: {exc}") from None
+        raise BadEncodingError(f"the body is not valid gzip: {exc}") from None
     return out
 
 

@@ -20,12 +20,16 @@ DUCKDB_SCHEME = "duckdb://"
 def open_store(url: str) -> EventStore:
     """The store at ``url``, its table created when missing. :class:`StoreError` when the engine's
     driver is not installed or the store cannot be opened."""
-    if url.startswith(CLICKHOUSE_SCHEME):
-        from toolcall_spec.analytics.store.clickhouse import ClickHouseStore
+    try:
+        if url.startswith(CLICKHOUSE_SCHEME):
+            from toolcall_spec.analytics.store.clickhouse import ClickHouseStore  # noqa: PLC0415
 
-        return ClickHouseStore.connect(url)
-    from toolcall_spec.analytics.store.duckdb import DuckDBStore
-
+            return ClickHouseStore.connect(url)
+        from toolcall_spec.analytics.store.duckdb import DuckDBStore  # noqa: PLC0415
+    except ImportError as exc:
+        raise StoreError(
+            f"{url}: the store needs {exc.name}: pip install 'toolcall-spec[store]'"
+        ) from None
     path = url.removeprefix(DUCKDB_SCHEME)
     if not path:
         raise StoreError(f"{url}: no database file named (e.g. duckdb://events.duckdb)")

@@ -18,6 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from clickhouse_driver import Client
+from clickhouse_driver.errors import Error
+
 from toolcall_spec.analytics.store.base import EventStore, StoreError
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Row
 
@@ -61,13 +64,6 @@ class ClickHouseStore(EventStore):
 
     @classmethod
     def connect(cls, url: str) -> ClickHouseStore:
-        try:
-            from clickhouse_driver import Client
-            from clickhouse_driver.errors import Error
-        except ImportError:
-            raise StoreError(
-                "clickhouse-driver is not installed: pip install 'toolcall-spec[store]'"
-            ) from None
         parts = urlsplit(url)
         database = parts.path.strip("/") or "default"
         options = {
@@ -96,16 +92,12 @@ class ClickHouseStore(EventStore):
     def write(self, rows: Sequence[Row]) -> None:
         if not rows:
             return
-        from clickhouse_driver.errors import Error
-
         try:
             self._client().execute(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES", rows)
         except (Error, OSError, EOFError) as exc:
             raise StoreError(f"{self.url}: write failed: {exc}") from None
 
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
-        from clickhouse_driver.errors import Error
-
         try:
             rows = self._client().execute(sql.replace("{events}", f"{TABLE} FINAL"), parameters)
         except (Error, OSError, EOFError) as exc:

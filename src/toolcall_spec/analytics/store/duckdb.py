@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+import duckdb
+
 from toolcall_spec.analytics.store.base import EventStore, StoreError
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Row
 
@@ -69,12 +71,6 @@ class DuckDBStore(EventStore):
     @classmethod
     def open(cls, path: str) -> DuckDBStore:
         try:
-            import duckdb
-        except ImportError:
-            raise StoreError(
-                "DuckDB is not installed: pip install 'toolcall-spec[store]'"
-            ) from None
-        try:
             connection = duckdb.connect(path)
             connection.execute(DDL)
         except duckdb.Error as exc:
@@ -84,8 +80,6 @@ class DuckDBStore(EventStore):
     def write(self, rows: Sequence[Row]) -> None:
         if not rows:
             return
-        import duckdb
-
         with self._lock:
             try:
                 self._connection.execute("BEGIN TRANSACTION")
@@ -101,8 +95,6 @@ class DuckDBStore(EventStore):
         self._connection.execute(_INSERT, [list(column) for column in columns])
 
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
-        import duckdb
-
         text = _PLACEHOLDER.sub(r"$\1", sql.replace("{events}", TABLE))
         with self._lock:
             try:
