@@ -116,7 +116,9 @@ def test_the_duration_histogram_is_in_seconds_with_the_convention_attributes(
     (duration,) = [metric for metric in metrics if metric.name == DURATION_METRIC]
     assert duration.unit == "s"
     assert isinstance(duration.data, Histogram)
-    points = {point.attributes.get("error.type"): point for point in duration.data.data_points}
+    points = {
+        (point.attributes or {}).get("error.type"): point for point in duration.data.data_points
+    }
     assert points[None].sum == pytest.approx(1.5)
     assert points["tool_error"].sum == pytest.approx(0.5)
     assert [point.count for point in points.values()] == [1, 1]

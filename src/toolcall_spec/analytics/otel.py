@@ -22,7 +22,7 @@ attributes to that span and does not start a second one.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
@@ -68,7 +68,7 @@ class OpenTelemetrySink:
         else:
             self._record_span(event, attributes, failed)
         latency = event.get("latency_ms")
-        if isinstance(latency, (int, float)) and not isinstance(latency, bool):
+        if _is_number(latency):
             metric_attributes = {
                 key: value for key, value in attributes.items() if key != "mcp.session.id"
             }
@@ -79,7 +79,7 @@ class OpenTelemetrySink:
     ) -> None:
         end = _epoch_ns(event)
         latency = event.get("latency_ms")
-        start = end - int(float(latency) * 1_000_000) if _is_number(latency) else end
+        start = end - int(latency * 1_000_000) if _is_number(latency) else end
         span = self._tracer.start_span(
             span_name(event), kind=SpanKind.SERVER, attributes=attributes, start_time=start
         )
@@ -134,7 +134,7 @@ def _annotate(
     )
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
