@@ -28,9 +28,10 @@ START_SECONDS = 60.0
 
 
 def unavailable(reason: str) -> None:
-    """Skip with ``reason``, or fail under CI, where the server must be there."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"ClickHouse is required under CI=true: {reason}")
+    """Skip with ``reason``; fail instead under ``CI=true`` or when a server was named, where it
+    must be there."""
+    if os.environ.get("CI", "").lower() == "true" or os.environ.get(CLICKHOUSE_URL_ENV):
+        pytest.fail(f"ClickHouse is required here (CI=true or {CLICKHOUSE_URL_ENV}): {reason}")
     pytest.skip(f"ClickHouse tests skipped: {reason}")
 
 
@@ -90,6 +91,10 @@ def clickhouse_server_url() -> Iterator[str]:
         unavailable("clickhouse-driver is not installed (the store extra)")
     given = os.environ.get(CLICKHOUSE_URL_ENV)
     if given:
+        port = int(given.rstrip("/").rsplit(":", 1)[1])
+        problem = wait_for_clickhouse(port, None)
+        if problem is not None:
+            unavailable(problem)
         yield given.rstrip("/")
         return
     if not (Path(CLICKHOUSE_SERVER).exists() and Path(CLICKHOUSE_CONFIG).exists()):
