@@ -1,10 +1,13 @@
 """The event store, as ratios measured in one run.
 
-1. Events/s through ``POST /v1/events`` (uvicorn on loopback, one client, batches of 100) into
-   DuckDB and into ClickHouse, each as a ratio to the CLI's ingest alone (``ingest_body`` on the
-   same bodies, no HTTP, no store).
+1. Events/s through ``POST /v1/events`` (uvicorn on loopback, batches of 100, from 1 client and
+   from 8 concurrent clients) into DuckDB and into ClickHouse, each as a ratio to the CLI's ingest
+   alone (``ingest_body`` on the same bodies, no HTTP, no store). Every answer waits for a durable
+   write; concurrent requests share one (group commit).
 2. Metrics over N stored events (default 1,000,000): the SQL inside DuckDB, inside ClickHouse,
    and the JSONL reader (``metrics FILE.jsonl``) over the same events.
+3. Peak memory of ``toolcall-spec load`` into DuckDB for a file and one 4x its size (each in a
+   fresh process): flat memory means about the same peak.
 
 ClickHouse: ``TOOLCALL_CLICKHOUSE_URL`` (e.g. ``clickhouse://127.0.0.1:19000``), else Debian's
 ``clickhouse-server`` is started on a free port, else the ClickHouse figures are left out.
@@ -14,13 +17,16 @@ ClickHouse: ``TOOLCALL_CLICKHOUSE_URL`` (e.g. ``clickhouse://127.0.0.1:19000``),
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,8 +38,11 @@ import orjson
 from toolcall_spec.analytics.ingest import ingest_body
 from toolcall_spec.analytics.metrics import jsonl_error_metrics
 from toolcall_spec.analytics.store import EventStore, event_row, open_store
-from toolcall_spec.http.ingest_app import EVENTS_PATH, IngestSettings, create_ingest_app
-from toolcall_spec.http.server import BackgroundServer
+from toolcall_spec.http.ingest_app import EVENTS_PATH
+
+# The helpers the store tests start servers with (a ClickHouse server, the ingest service).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from store_support import Service, start_clickhouse, wait_for_clickhouse
 
 KEY = "bench-key-0123456789abcdef"
 BATCH_EVENTS = 100
@@ -73,9 +82,6 @@ def clickhouse() -> Iterator[str | None]:
     if given:
         yield given.rstrip("/")
         return
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from store_support import start_clickhouse, wait_for_clickhouse  # noqa: PLC0415
-
     if not Path("/usr/sbin/clickhouse-server").exists():
         yield None
         return
@@ -89,11 +95,25 @@ def clickhouse() -> Iterator[str | None]:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def endpoint_rate(store: EventStore, bodies: list[bytes]) -> float:
-    app = create_ingest_app(IngestSettings(store, {KEY: "bench"}))
+def endpoint_rate(store_url: str, workdir: Path, bodies: list[bytes], clients: int) -> float:
+    """Events/s through ``toolcall-spec serve-ingest`` (its own process) from ``clients``
+    concurrent clients sharing the bodies out."""
+    keys_file = workdir / "keys.json"
+    keys_file.write_text(json.dumps({"bench": KEY}))
     headers = {"Authorization": f"Bearer {KEY}"}
-    with BackgroundServer(app) as server, httpx.Client(base_url=server.url, headers=headers) as c:
-        seconds = timed(lambda: [c.post(EVENTS_PATH, content=body) for body in bodies])
+    service = Service(store_url, keys_file)
+
+    def send(share: list[bytes]) -> None:
+        with httpx.Client(base_url=service.url, headers=headers, timeout=60) as client:
+            for body in share:
+                assert client.post(EVENTS_PATH, content=body).status_code == 200
+
+    shares = [bodies[number::clients] for number in range(clients)]
+    try:
+        with ThreadPoolExecutor(clients) as pool:
+            seconds = timed(lambda: list(pool.map(send, shares)))
+    finally:
+        service.stop()
     return len(bodies) * BATCH_EVENTS / seconds
 
 
@@ -127,12 +147,18 @@ def main(argv: list[str]) -> None:
             if clickhouse_base:
                 urls["clickhouse"] = f"{clickhouse_base}/bench_{uuid.uuid4().hex[:8]}"
             for engine, url in urls.items():
-                with open_store(url) as store:
-                    rate = endpoint_rate(store, bodies)
-                print(
-                    f"endpoint -> {engine}: {rate:,.0f} events/s ({rate / cli_rate:.2f}x the CLI)"
-                )
+                for clients in (1, 8):
+                    target = f"{url}_{clients}" if engine == "clickhouse" else url
+                    rate = endpoint_rate(target, workdir, bodies, clients)
+                    print(
+                        f"endpoint -> {engine}, {clients} client(s): {rate:,.0f} events/s "
+                        f"({rate / cli_rate:.2f}x the CLI alone)"
+                    )
+                    if engine == "duckdb":
+                        for leftover in (Path(url), Path(url + ".wal")):
+                            leftover.unlink(missing_ok=True)
             metrics_figures(stored, workdir, clickhouse_base)
+            load_memory(workdir, stored // 4)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -153,6 +179,38 @@ def metrics_figures(count: int, workdir: Path, clickhouse_base: str | None) -> N
             fill(store, count)
             seconds = timed(lambda: store.metrics("bench"))
         print(f"  {engine} SQL {seconds:.2f} s ({reader / seconds:.1f}x faster than the reader)")
+
+
+_MEASURE_LOAD = """
+import sys
+from pathlib import Path
+from toolcall_spec.cli import main
+main(["load", sys.argv[1], "--store", sys.argv[2]])
+line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmHWM"))
+print(int(line.split()[1]), file=sys.stderr)
+"""
+
+
+def load_memory(workdir: Path, count: int) -> None:
+    """Peak RSS of ``toolcall-spec load`` for ``count`` events and for 4x as many (Linux)."""
+    if not Path("/proc/self/status").exists():
+        return
+    for size in (count, 4 * count):
+        path = workdir / f"load-{size}.jsonl"
+        with path.open("wb") as handle:
+            for index in range(size):
+                handle.write(orjson.dumps(event(index)) + b"\n")
+        finished = subprocess.run(
+            [sys.executable, "-c", _MEASURE_LOAD, str(path), str(workdir / f"load-{size}.duckdb")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=True,
+        )
+        peak = int(finished.stderr.strip().splitlines()[-1]) / 1024
+        megabytes = path.stat().st_size / 2**20
+        print(f"load {size:,} events ({megabytes:,.0f} MB) into DuckDB: peak RSS {peak:,.0f} MiB")
+        path.unlink()
 
 
 if __name__ == "__main__":

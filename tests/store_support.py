@@ -1,5 +1,7 @@
 """Helpers for the store tests: a real ClickHouse server on loopback, DuckDB files, and events.
 
+Also used by ``benchmarks/bench_store.py``, hence no pytest import at module level.
+
 ClickHouse: ``TOOLCALL_CLICKHOUSE_URL`` names a running server (``.ci/run`` starts Debian's
 ``clickhouse-server`` and sets it); otherwise the tests start ``clickhouse-server`` themselves on a
 free loopback port with a throwaway data directory. When no server can start, the ClickHouse tests
@@ -10,16 +12,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 CLICKHOUSE_URL_ENV = "TOOLCALL_CLICKHOUSE_URL"
 CLICKHOUSE_SERVER = "/usr/sbin/clickhouse-server"
@@ -30,6 +32,8 @@ START_SECONDS = 60.0
 def unavailable(reason: str) -> None:
     """Skip with ``reason``; fail instead under ``CI=true`` or when a server was named, where it
     must be there."""
+    import pytest  # only the tests skip; the benchmarks use this module without pytest
+
     if os.environ.get("CI", "").lower() == "true" or os.environ.get(CLICKHOUSE_URL_ENV):
         pytest.fail(f"ClickHouse is required here (CI=true or {CLICKHOUSE_URL_ENV}): {reason}")
     pytest.skip(f"ClickHouse tests skipped: {reason}")
@@ -113,6 +117,30 @@ def clickhouse_server_url() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+class Service:
+    """``toolcall-spec serve-ingest`` in a process of its own, on a free loopback port."""
+
+    def __init__(self, store_url: str, keys_file: Path) -> None:
+        command = [sys.executable, "-m", "toolcall_spec.cli", "serve-ingest"]
+        command += ["--store", store_url, "--keys-file", str(keys_file), "--port", "0"]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().decode()
+        if not line.startswith("serving on "):
+            self.process.kill()
+            _, errors = self.process.communicate(timeout=30)
+            raise AssertionError(f"serve-ingest did not start: {line!r} {errors.decode()}")
+        self.url = line.removeprefix("serving on ").strip()
+
+    def kill(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)
 
 
 def fresh_database_url(base: str) -> str:

@@ -8,10 +8,6 @@ restart every event it acknowledged is in the store."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +16,7 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-from store_support import fresh_database_url, tool_call
+from store_support import Service, fresh_database_url, tool_call
 
 from toolcall_spec.analytics.store import open_store
 from toolcall_spec.http.ingest_app import EVENTS_PATH, IngestSettings, create_ingest_app
@@ -72,30 +68,6 @@ def test_concurrent_clients_with_retries_store_each_event_once(store_url: str) -
         ids = [str(row[0]) for row in store.query("SELECT event_id FROM {events}", {})]
     assert len(ids) == len(set(ids))
     assert set(ids) == accepted
-
-
-class Service:
-    """``toolcall-spec serve-ingest`` in a process of its own, on a free loopback port."""
-
-    def __init__(self, store_url: str, keys_file: Path) -> None:
-        command = [sys.executable, "-m", "toolcall_spec.cli", "serve-ingest"]
-        command += ["--store", store_url, "--keys-file", str(keys_file), "--port", "0"]
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline().decode()
-        if not line.startswith("serving on "):
-            self.process.kill()
-            _, errors = self.process.communicate(timeout=30)
-            raise AssertionError(f"serve-ingest did not start: {line!r} {errors.decode()}")
-        self.url = line.removeprefix("serving on ").strip()
-
-    def kill(self) -> None:
-        os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait(30)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(30)
 
 
 def load_until_killed(url: str, stop: threading.Event, acknowledged: set[str]) -> None:

@@ -13,10 +13,15 @@ A request goes through, in this order:
 4. **the store**: the accepted events are written, and the answer is sent only once the store has
    durably written them. When the store fails, the answer is 503 and nothing is acknowledged: the
    client retries, and the dedupe key (``event_id``) makes the retry count once.
+
+Writes are grouped (:class:`GroupWriter`): the batches of concurrent requests that wait while a
+write is under way go to the store together in the next write, one commit for all of them, so the
+cost of a durable commit is shared instead of paid per request.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import uuid
 import zlib
@@ -39,6 +44,7 @@ from toolcall_spec.analytics.ingest import (
     ingest_body,
 )
 from toolcall_spec.analytics.store import EventStore, StoreError, event_row
+from toolcall_spec.analytics.store.layout import Row
 from toolcall_spec.http.auth import bearer_token
 from toolcall_spec.loading import parse_json
 
@@ -60,10 +66,45 @@ class IngestSettings:
     """Key (bearer token) -> project id."""
 
 
+class GroupWriter:
+    """Writes the rows of concurrent requests to the store together. A request's :meth:`write`
+    returns once a store write holding its rows has returned (durably written), or raises what
+    that write raised; while one write is under way, the rows arriving meanwhile wait for the
+    next one. Only the event loop's thread calls :meth:`write`."""
+
+    def __init__(self, store: EventStore) -> None:
+        self._store = store
+        self._waiting: list[tuple[Sequence[Row], asyncio.Future[None]]] = []
+        self._drain: asyncio.Task[None] | None = None
+
+    async def write(self, rows: Sequence[Row]) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((rows, done))
+        if self._drain is None or self._drain.done():
+            self._drain = asyncio.create_task(self._write_waiting())
+        await asyncio.shield(done)
+
+    async def _write_waiting(self) -> None:
+        while self._waiting:
+            group, self._waiting = self._waiting, []
+            rows = [row for batch, _ in group for row in batch]
+            try:
+                await anyio.to_thread.run_sync(self._store.write, rows)
+            except Exception as exc:  # every waiting request learns the write failed
+                for _, done in group:
+                    if not done.done():
+                        done.set_exception(exc)
+            else:
+                for _, done in group:
+                    if not done.done():
+                        done.set_result(None)
+
+
 def create_ingest_app(settings: IngestSettings) -> Starlette:
     """The ASGI app serving ``POST /v1/events`` into ``settings.store``."""
     if not settings.keys or any(not key for key in settings.keys):
         raise ValueError("the ingest endpoint needs at least one non-empty key")
+    writer = GroupWriter(settings.store)
 
     async def post_events(request: Request) -> Response:
         project = project_of(settings.keys, bearer_token(request.headers.get("authorization")))
@@ -80,9 +121,8 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
             return _error(400, "invalid_encoding", str(exc))
         answer, events = answer_batch(raw)
         if events:
-            rows = rows_of(events, project)
             try:
-                await anyio.to_thread.run_sync(settings.store.write, rows)
+                await writer.write(rows_of(events, project))
             except StoreError:
                 return _error(503, "store_unavailable", "the events could not be stored; retry")
         return _answer(answer)
@@ -145,7 +185,7 @@ def answer_batch(raw: bytes) -> tuple[IngestAnswer, list[Any]]:
     return answer, events
 
 
-def rows_of(events: Sequence[Mapping[str, Any]], project: str) -> list[tuple[Any, ...]]:
+def rows_of(events: Sequence[Mapping[str, Any]], project: str) -> list[Row]:
     now = datetime.now(timezone.utc)
     return [event_row(event, project, now) for event in events]
 

@@ -1,6 +1,7 @@
 """A store for accepted ``tool_call`` events: one interface (:class:`EventStore`), two engines.
 
-- DuckDB, embedded, the default: ``events.duckdb`` (a file path; ``:memory:`` for a throwaway);
+- DuckDB, embedded, the default: ``events.duckdb`` (a file path; ``:memory:`` for a throwaway;
+  ``events.duckdb?memory_limit=1GB`` raises its memory cap);
 - ClickHouse, for scale: ``clickhouse://[user[:password]@]host[:port]/database`` (the native
   protocol, port 9000 by default, through ``clickhouse-driver``).
 
@@ -9,6 +10,8 @@ come with the ``store`` extra and are imported only when a store is opened.
 """
 
 from __future__ import annotations
+
+from urllib.parse import parse_qs
 
 from toolcall_spec.analytics.store.base import EventStore, StoreError
 from toolcall_spec.analytics.store.layout import StoreMetrics, event_row
@@ -30,9 +33,15 @@ def open_store(url: str) -> EventStore:
         raise StoreError(
             f"{url}: the store needs {exc.name}: pip install 'toolcall-spec[store]'"
         ) from None
-    path = url.removeprefix(DUCKDB_SCHEME)
+    path, _, query = url.removeprefix(DUCKDB_SCHEME).partition("?")
     if not path:
         raise StoreError(f"{url}: no database file named (e.g. duckdb://events.duckdb)")
+    options = parse_qs(query)
+    unknown = sorted(set(options) - {"memory_limit"})
+    if unknown:
+        raise StoreError(f"{url}: unknown option {unknown[0]} (known: memory_limit)")
+    if "memory_limit" in options:
+        return DuckDBStore.open(path, options["memory_limit"][-1])
     return DuckDBStore.open(path)
 
 

@@ -4,6 +4,10 @@ A write is one transaction; DuckDB writes the transaction to its write-ahead log
 batch is acknowledged only after it would survive the process being killed (the next open replays
 the log). One process opens a file for writing at a time; this store serialises its threads on a
 lock, as a DuckDB connection is not meant to be shared by concurrent threads.
+
+DuckDB's memory is capped (:data:`DEFAULT_MEMORY_LIMIT`, or ``?memory_limit=1GB`` after the file
+name): past the cap it evicts buffers, the primary-key index's included, to its file, so loading
+a file of any size stays within a bounded memory.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ _INSERT = (
     + ")"
 )
 
+DEFAULT_MEMORY_LIMIT = "128MB"
+
 _TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("timestamp", "ingested_at"))
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
@@ -69,9 +75,10 @@ class DuckDBStore(EventStore):
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: str) -> DuckDBStore:
+    def open(cls, path: str, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> DuckDBStore:
         try:
             connection = duckdb.connect(path)
+            connection.execute("SET memory_limit = $limit", {"limit": memory_limit})
             connection.execute(DDL)
         except duckdb.Error as exc:
             raise StoreError(f"{path}: cannot open the DuckDB store: {exc}") from None
