@@ -13,6 +13,7 @@ The DDL uses only what 18.16 knows: ``DateTime('UTC')`` (no ``DateTime64``), ``N
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,10 @@ from toolcall_spec.analytics.store.base import EventStore, StoreError
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Row
 
 DEFAULT_NATIVE_PORT = 9000
+
+# The driver logs each failed connection attempt as a warning with a traceback; the failure
+# reaches the caller as a StoreError with the same reason, so the warning only adds noise.
+logging.getLogger("clickhouse_driver.connection").setLevel(logging.ERROR)
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
