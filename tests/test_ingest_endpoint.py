@@ -149,6 +149,27 @@ def test_a_gzip_bomb_is_refused_without_inflating_it() -> None:
     assert len(inflated) * 4096 < len(bomb)  # stopped before the end of the compressed body
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.decompressed-limit")
+def test_compressed_bytes_that_inflate_to_nothing_are_capped_too() -> None:
+    import anyio
+
+    from toolcall_spec.http.ingest_app import BodyTooLargeError, read_limited
+
+    empty_stored_block = b"\x00\x00\x00\xff\xff"  # a deflate block of no bytes, not final
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+    endless = header + empty_stored_block * (MAX_BODY_BYTES // 5 + 10)
+
+    async def chunks() -> Any:
+        for start in range(0, len(endless), 4096):
+            yield endless[start : start + 4096]
+
+    async def read() -> bytes:
+        return await read_limited(chunks(), MAX_BODY_BYTES, gzipped=True)
+
+    with pytest.raises(BodyTooLargeError):
+        anyio.run(read)
+
+
 @pytest.mark.parametrize(
     ("body", "code"),
     [(b"not gzip at all", "invalid_encoding"), (gzip.compress(b"{}")[:-6], "invalid_encoding")],

@@ -144,11 +144,15 @@ def project_of(keys: Mapping[str, str], presented: str | None) -> str | None:
 
 
 async def read_limited(chunks: AsyncIterator[bytes], limit: int, gzipped: bool) -> bytes:
-    """The body, read until its end or until it passes ``limit`` bytes (decompressed, for gzip):
-    then :class:`BodyTooLargeError`, without reading or inflating further."""
+    """The body, read until its end or until it passes ``limit`` bytes (decompressed, for gzip; the
+    compressed bytes too): then :class:`BodyTooLargeError`, without reading or inflating further."""
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if gzipped else None
     body = bytearray()
+    received = 0
     async for chunk in chunks:
+        received += len(chunk)
+        if received > limit:  # compressed data can inflate to nothing (empty blocks): cap it too
+            raise BodyTooLargeError
         if inflater is None:
             body += chunk
         else:
