@@ -6,12 +6,12 @@
    write; concurrent requests share one (group commit).
 2. Metrics over N stored events (default 1,000,000): the SQL inside DuckDB, inside ClickHouse,
    and the JSONL reader (``metrics FILE.jsonl``) over the same events.
-3. Peak memory of ``toolcall-spec load`` into DuckDB for a file and one 4x its size (each in a
-   fresh process): flat memory means about the same peak.
+3. Peak memory of ``toolcall-spec load`` into DuckDB for a file (50,000 events) and one 4x its
+   size (each in a fresh process): bounded memory means about the same peak.
 
 ClickHouse: ``TOOLCALL_CLICKHOUSE_URL`` (e.g. ``clickhouse://127.0.0.1:19000``), else Debian's
 ``clickhouse-server`` is started on a free port, else the ClickHouse figures are left out.
-``python -m benchmarks store [--quick] [--events N] [--batches N]``.
+``python -m benchmarks store [--quick] [--events N] [--batches N] [--load-events N]``.
 """
 
 from __future__ import annotations
@@ -131,6 +131,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--events", type=int, help="stored events for the metrics (1,000,000)")
     parser.add_argument("--batches", type=int, help="batches through the endpoint (200)")
+    parser.add_argument(
+        "--load-events", type=int, help="the smaller file of the load memory figure (50,000)"
+    )
     args, _ = parser.parse_known_args(argv)
     stored = args.events or (100_000 if args.quick else 1_000_000)
     batches = args.batches or (50 if args.quick else 200)
@@ -158,7 +161,7 @@ def main(argv: list[str]) -> None:
                         for leftover in (Path(url), Path(url + ".wal")):
                             leftover.unlink(missing_ok=True)
             metrics_figures(stored, workdir, clickhouse_base)
-            load_memory(workdir, stored // 4)
+            load_memory(workdir, args.load_events or (10_000 if args.quick else 50_000))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
