@@ -76,6 +76,7 @@ def test_metrics_for_one_project_only(tmp_path: Path) -> None:
     [
         (["metrics"], "give either FILE or --store URL"),
         (["metrics", "x.jsonl", "--store", "y.duckdb"], "give either FILE or --store URL"),
+        (["metrics", "x.jsonl", "--project", "a"], "--project needs --store"),
         (["metrics", "--store", "clickhouse://127.0.0.1:1/db"], "cannot open the ClickHouse store"),
         (["load", "missing.jsonl", "--store", "clickhouse://127.0.0.1:1/db"], "cannot open"),
     ],

@@ -6,6 +6,9 @@
 ``isError: true`` (from SDKs before the rule) are counted as ``reclassified`` and included in the
 corrected rate. Exit 0 when every line was a valid event, 1 when some were skipped as invalid, 2
 when the file cannot be read.
+
+``metrics --store URL [--project ID]`` computes the same figures inside a store's engine (a
+DuckDB file or ``clickhouse://host:port/db``), plus the breakdowns by tool and by day.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ def register(subparsers: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     if (args.store is None) == (args.file is None):
         fail("give either FILE or --store URL")
+        return 2
+    if args.project is not None and args.store is None:
+        fail("--project needs --store (a file's events are counted whatever their project)")
         return 2
     if args.store is not None:
         from toolcall_spec.cli.store_metrics import run_store_metrics  # noqa: PLC0415
