@@ -49,7 +49,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         from toolcall_spec.analytics.store import StoreError, open_store  # noqa: PLC0415
         from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app  # noqa: PLC0415
-        from toolcall_spec.http.server import bind, serve_forever, url_of  # noqa: PLC0415
+        from toolcall_spec.http.server import (  # noqa: PLC0415
+            bind,
+            is_loopback,
+            serve_forever,
+            url_of,
+        )
     except ImportError as exc:
         fail(
             f"serve-ingest needs the http extra ({exc.name} is missing): pip install "
@@ -70,6 +75,11 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
             return 2
+        if not is_loopback(args.host):
+            fail(
+                f"warning: {args.host} is not a loopback address: the keys travel in clear text "
+                "unless a TLS proxy stands in front"
+            )
         print(f"serving on {url_of(sock)}", flush=True)
         serve_forever(
             create_ingest_app(IngestSettings(store, keys)), sock, log_level=args.log_level
