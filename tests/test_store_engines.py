@@ -131,3 +131,17 @@ def test_a_duckdb_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -
     bogus.write_text("not a database")
     with pytest.raises(StoreError, match="cannot open the DuckDB store"):
         open_store(str(bogus))
+
+
+def test_a_missing_server_skips_with_its_reason_but_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from store_support import CLICKHOUSE_URL_ENV, unavailable
+
+    monkeypatch.delenv(CLICKHOUSE_URL_ENV, raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="ClickHouse tests skipped: no server"):
+        unavailable("no server")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="ClickHouse is required here"):
+        unavailable("no server")
