@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                     f"{item.nodeid}: requirement marker names unknown id {marker.args!r}; "
                     "add it to spec/requirements.json or fix the id"
                 )
+
+
+@pytest.fixture(scope="session")
+def clickhouse_base_url() -> Iterator[str]:
+    """A real ClickHouse server on loopback (tests/store_support.py says how it is found)."""
+    from store_support import clickhouse_server_url
+
+    yield from clickhouse_server_url()

@@ -25,6 +25,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "ingest_cmd",
     "metrics_cmd",
     "diff_cmd",
+    "load_cmd",
+    "serve_ingest_cmd",
 )
 """Subcommand modules of this package, in the order ``--help`` lists them."""
 

@@ -6,6 +6,9 @@
 ``isError: true`` (from SDKs before the rule) are counted as ``reclassified`` and included in the
 corrected rate. Exit 0 when every line was a valid event, 1 when some were skipped as invalid, 2
 when the file cannot be read.
+
+``metrics --store URL [--project ID]`` computes the same figures inside a store's engine (a
+DuckDB file or ``clickhouse://host:port/db``), plus the breakdowns by tool and by day.
 """
 
 from __future__ import annotations
@@ -26,13 +29,31 @@ def register(subparsers: Any) -> str:
         description="Counts only schema-valid tool_call events. Exit codes: 0 every event "
         "counted, 1 some lines skipped as invalid, 2 unreadable file.",
     )
-    parser.add_argument("file", metavar="FILE", help="JSONL or batch JSON file; - for stdin")
+    parser.add_argument(
+        "file", metavar="FILE", nargs="?", help="JSONL or batch JSON file; - for stdin"
+    )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="compute inside a store instead (events.duckdb or clickhouse://host:port/db)",
+    )
+    parser.add_argument("--project", help="with --store: only this project's events")
     parser.add_argument("--jsonl", action="store_true", help="read FILE as JSONL whatever its name")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     return "metrics"
 
 
 def run(args: argparse.Namespace) -> int:
+    if (args.store is None) == (args.file is None):
+        fail("give either FILE or --store URL")
+        return 2
+    if args.project is not None and args.store is None:
+        fail("--project needs --store (a file's events are counted whatever their project)")
+        return 2
+    if args.store is not None:
+        from toolcall_spec.cli.store_metrics import run_store_metrics  # noqa: PLC0415
+
+        return run_store_metrics(args.store, args.project, args.format)
     try:
         if args.jsonl or is_jsonl_path(args.file):
             with open_input(args.file) as handle:

@@ -1,0 +1,220 @@
+"""The event store, as ratios measured in one run.
+
+1. Events/s through ``POST /v1/events`` (uvicorn on loopback, batches of 100, from 1 client and
+   from 8 concurrent clients) into DuckDB and into ClickHouse, each as a ratio to the CLI's ingest
+   alone (``ingest_body`` on the same bodies, no HTTP, no store). Every answer waits for a durable
+   write; concurrent requests share one (group commit).
+2. Metrics over N stored events (default 1,000,000): the SQL inside DuckDB, inside ClickHouse,
+   and the JSONL reader (``metrics FILE.jsonl``) over the same events.
+3. Peak memory of ``toolcall-spec load`` into DuckDB for a file (50,000 events) and one 4x its
+   size (each in a fresh process): bounded memory means about the same peak.
+
+ClickHouse: ``TOOLCALL_CLICKHOUSE_URL`` (e.g. ``clickhouse://127.0.0.1:19000``), else Debian's
+``clickhouse-server`` is started on a free port, else the ClickHouse figures are left out.
+``python -m benchmarks store [--quick] [--events N] [--batches N] [--load-events N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from toolcall_spec.analytics.ingest import ingest_body
+from toolcall_spec.analytics.metrics import jsonl_error_metrics
+from toolcall_spec.analytics.store import EventStore, event_row, open_store
+from toolcall_spec.http.ingest_app import EVENTS_PATH
+
+# The helpers the store tests start servers with (a ClickHouse server, the ingest service).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from store_support import Service, start_clickhouse, wait_for_clickhouse
+
+KEY = "bench-key-0123456789abcdef"
+BATCH_EVENTS = 100
+
+
+def event(index: int) -> dict[str, Any]:
+    failed = index % 5 == 0
+    out: dict[str, Any] = {
+        "event_id": str(uuid.UUID(int=index + 1, version=4)),
+        "event_type": "tool_call",
+        "trace_id": f"trace-{index}",
+        "session_id": f"session-{index % 100}",
+        "timestamp": f"2026-11-{1 + index % 28:02d}T12:00:00.000Z",
+        "source": "server",
+        "event_name": f"tool_{index % 20}",
+        "latency_ms": float(index % 300),
+        "status": "error" if failed else "success",
+        "is_retry": 0,
+    }
+    if failed:
+        out["error_category"] = ("tool_error", "timeout", "validation")[index % 3]
+        out["error_message"] = "the tool failed"
+    elif index % 7 == 0:
+        out["output_content"] = {"content": [], "isError": True}
+    return out
+
+
+def timed(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+@contextmanager
+def clickhouse() -> Iterator[str | None]:
+    given = os.environ.get("TOOLCALL_CLICKHOUSE_URL")
+    if given:
+        yield given.rstrip("/")
+        return
+    if not Path("/usr/sbin/clickhouse-server").exists():
+        yield None
+        return
+    workdir = Path(tempfile.mkdtemp(prefix="bench-clickhouse-"))
+    process, port = start_clickhouse(workdir)
+    try:
+        yield None if wait_for_clickhouse(port, process) else f"clickhouse://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(30)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def endpoint_rate(store_url: str, workdir: Path, bodies: list[bytes], clients: int) -> float:
+    """Events/s through ``toolcall-spec serve-ingest`` (its own process) from ``clients``
+    concurrent clients sharing the bodies out."""
+    keys_file = workdir / "keys.json"
+    keys_file.write_text(json.dumps({"bench": KEY}))
+    headers = {"Authorization": f"Bearer {KEY}"}
+    service = Service(store_url, keys_file)
+
+    def send(share: list[bytes]) -> None:
+        with httpx.Client(base_url=service.url, headers=headers, timeout=60) as client:
+            for body in share:
+                assert client.post(EVENTS_PATH, content=body).status_code == 200
+
+    shares = [bodies[number::clients] for number in range(clients)]
+    try:
+        with ThreadPoolExecutor(clients) as pool:
+            seconds = timed(lambda: list(pool.map(send, shares)))
+    finally:
+        service.stop()
+    return len(bodies) * BATCH_EVENTS / seconds
+
+
+def fill(store: EventStore, count: int) -> None:
+    now = datetime.now(timezone.utc)
+    chunk = 50_000
+    for start in range(0, count, chunk):
+        store.write(
+            [event_row(event(i), "bench", now) for i in range(start, min(count, start + chunk))]
+        )
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="bench_store")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--events", type=int, help="stored events for the metrics (1,000,000)")
+    parser.add_argument("--batches", type=int, help="batches through the endpoint (200)")
+    parser.add_argument(
+        "--load-events", type=int, help="the smaller file of the load memory figure (50,000)"
+    )
+    args, _ = parser.parse_known_args(argv)
+    stored = args.events or (100_000 if args.quick else 1_000_000)
+    batches = args.batches or (50 if args.quick else 200)
+    bodies = [
+        orjson.dumps({"events": [event(b * BATCH_EVENTS + i) for i in range(BATCH_EVENTS)]})
+        for b in range(batches)
+    ]
+    cli_rate = batches * BATCH_EVENTS / timed(lambda: [ingest_body(body) for body in bodies])
+    print(f"CLI ingest alone: {cli_rate:,.0f} events/s")
+    workdir = Path(tempfile.mkdtemp(prefix="bench-store-"))
+    try:
+        with clickhouse() as clickhouse_base:
+            urls = {"duckdb": str(workdir / "endpoint.duckdb")}
+            if clickhouse_base:
+                urls["clickhouse"] = f"{clickhouse_base}/bench_{uuid.uuid4().hex[:8]}"
+            for engine, url in urls.items():
+                for clients in (1, 8):
+                    target = f"{url}_{clients}" if engine == "clickhouse" else url
+                    rate = endpoint_rate(target, workdir, bodies, clients)
+                    print(
+                        f"endpoint -> {engine}, {clients} client(s): {rate:,.0f} events/s "
+                        f"({rate / cli_rate:.2f}x the CLI alone)"
+                    )
+                    if engine == "duckdb":
+                        for leftover in (Path(url), Path(url + ".wal")):
+                            leftover.unlink(missing_ok=True)
+            metrics_figures(stored, workdir, clickhouse_base)
+            load_memory(workdir, args.load_events or (10_000 if args.quick else 50_000))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def metrics_figures(count: int, workdir: Path, clickhouse_base: str | None) -> None:
+    jsonl = workdir / "events.jsonl"
+    with jsonl.open("wb") as handle:
+        for index in range(count):
+            handle.write(orjson.dumps(event(index)) + b"\n")
+    with jsonl.open("rb") as handle:
+        reader = timed(lambda: jsonl_error_metrics(handle))
+    print(f"metrics over {count:,} events: JSONL reader {reader:.2f} s")
+    urls = {"duckdb": str(workdir / "metrics.duckdb")}
+    if clickhouse_base:
+        urls["clickhouse"] = f"{clickhouse_base}/bench_{uuid.uuid4().hex[:8]}"
+    for engine, url in urls.items():
+        with open_store(url) as store:
+            fill(store, count)
+            seconds = timed(lambda: store.metrics("bench"))
+        print(f"  {engine} SQL {seconds:.2f} s ({reader / seconds:.1f}x faster than the reader)")
+
+
+_MEASURE_LOAD = """
+import sys
+from pathlib import Path
+from toolcall_spec.cli import main
+main(["load", sys.argv[1], "--store", sys.argv[2]])
+line = next(l for l in Path("/proc/self/status").read_text().splitlines() if l.startswith("VmHWM"))
+print(int(line.split()[1]), file=sys.stderr)
+"""
+
+
+def load_memory(workdir: Path, count: int) -> None:
+    """Peak RSS of ``toolcall-spec load`` for ``count`` events and for 4x as many (Linux)."""
+    if not Path("/proc/self/status").exists():
+        return
+    for size in (count, 4 * count):
+        path = workdir / f"load-{size}.jsonl"
+        with path.open("wb") as handle:
+            for index in range(size):
+                handle.write(orjson.dumps(event(index)) + b"\n")
+        finished = subprocess.run(
+            [sys.executable, "-c", _MEASURE_LOAD, str(path), str(workdir / f"load-{size}.duckdb")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=True,
+        )
+        peak = int(finished.stderr.strip().splitlines()[-1]) / 1024
+        megabytes = path.stat().st_size / 2**20
+        print(f"load {size:,} events ({megabytes:,.0f} MB) into DuckDB: peak RSS {peak:,.0f} MiB")
+        path.unlink()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,48 @@
+"""A store for accepted ``tool_call`` events: one interface (:class:`EventStore`), two engines.
+
+- DuckDB, embedded, the default: ``events.duckdb`` (a file path; ``:memory:`` for a throwaway;
+  ``events.duckdb?memory_limit=1GB`` raises its memory cap);
+- ClickHouse, for scale: ``clickhouse://[user[:password]@]host[:port]/database`` (the native
+  protocol, port 9000 by default, through ``clickhouse-driver``).
+
+Both keep the same table (:mod:`.layout`) and answer the same metric queries. The engines' drivers
+come with the ``store`` extra and are imported only when a store is opened.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from toolcall_spec.analytics.store.base import EventStore, StoreError
+from toolcall_spec.analytics.store.layout import StoreMetrics, event_row
+
+CLICKHOUSE_SCHEME = "clickhouse://"
+DUCKDB_SCHEME = "duckdb://"
+
+
+def open_store(url: str) -> EventStore:
+    """The store at ``url``, its table created when missing. :class:`StoreError` when the engine's
+    driver is not installed or the store cannot be opened."""
+    try:
+        if url.startswith(CLICKHOUSE_SCHEME):
+            from toolcall_spec.analytics.store.clickhouse import ClickHouseStore  # noqa: PLC0415
+
+            return ClickHouseStore.connect(url)
+        from toolcall_spec.analytics.store.duckdb import DuckDBStore  # noqa: PLC0415
+    except ImportError as exc:
+        raise StoreError(
+            f"{url}: the store needs {exc.name}: pip install 'toolcall-spec[store]'"
+        ) from None
+    path, _, query = url.removeprefix(DUCKDB_SCHEME).partition("?")
+    if not path:
+        raise StoreError(f"{url}: no database file named (e.g. duckdb://events.duckdb)")
+    options = parse_qs(query)
+    unknown = sorted(set(options) - {"memory_limit"})
+    if unknown:
+        raise StoreError(f"{url}: unknown option {unknown[0]} (known: memory_limit)")
+    if "memory_limit" in options:
+        return DuckDBStore.open(path, options["memory_limit"][-1])
+    return DuckDBStore.open(path)
+
+
+__all__ = ["EventStore", "StoreError", "StoreMetrics", "event_row", "open_store"]

@@ -1,0 +1,74 @@
+"""The interface every engine implements, and the parts they share."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from types import TracebackType
+
+from toolcall_spec.analytics.store.layout import (
+    BY_CATEGORY_SQL,
+    BY_DAY_SQL,
+    BY_TOOL_SQL,
+    TOTALS_SQL,
+    Row,
+    StoreMetrics,
+    assemble_metrics,
+)
+
+
+class StoreError(Exception):
+    """The store could not be opened, written or read; the message says which and why."""
+
+
+class EventStore(ABC):
+    """Where accepted events live. :meth:`write` returns only once the rows are durably written
+    (an endpoint acknowledges a batch after it returns); writing a row whose
+    ``(project_id, event_id)`` is already stored changes nothing."""
+
+    engine: str
+    """``duckdb`` or ``clickhouse``."""
+
+    @abstractmethod
+    def write(self, rows: Sequence[Row]) -> None:
+        """Store ``rows`` (see :mod:`.layout`), durably, ignoring keys already stored."""
+
+    @abstractmethod
+    def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
+        """Rows of one query; ``sql`` uses ``{events}`` for the table and ``%(name)s``
+        placeholders for ``parameters``."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection (and the file lock, for DuckDB)."""
+
+    def count(self, project_id: str | None = None) -> int:
+        """Stored events (one per key)."""
+        sql, params = _scoped("SELECT count(*) FROM {events} WHERE {where}", project_id)
+        return int(self.query(sql, params)[0][0])
+
+    def metrics(self, project_id: str | None = None) -> StoreMetrics:
+        """The metrics, computed by the engine (four aggregate queries; no event is read back)."""
+        answers = [
+            self.query(*_scoped(sql, project_id))
+            for sql in (TOTALS_SQL, BY_CATEGORY_SQL, BY_TOOL_SQL, BY_DAY_SQL)
+        ]
+        return assemble_metrics(answers[0][0], answers[1], answers[2], answers[3])
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _scoped(sql: str, project_id: str | None) -> tuple[str, dict[str, str]]:
+    """``sql`` limited to one project, or to none (``{where}`` is a condition either way)."""
+    if project_id is None:
+        return sql.replace("{where}", "1 = 1"), {}
+    return sql.replace("{where}", "project_id = %(project)s"), {"project": project_id}

@@ -1,0 +1,123 @@
+"""The embedded engine: one DuckDB database file, zero setup.
+
+A write is one transaction; DuckDB writes the transaction to its write-ahead log at commit, so a
+batch is acknowledged only after it would survive the process being killed (the next open replays
+the log). One process opens a file for writing at a time; this store serialises its threads on a
+lock, as a DuckDB connection is not meant to be shared by concurrent threads.
+
+DuckDB's memory is capped (:data:`DEFAULT_MEMORY_LIMIT`, or ``?memory_limit=1GB`` after the file
+name): past the cap it evicts buffers, the primary-key index's included, to its file, so loading
+a file of any size stays within a bounded memory.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import duckdb
+
+from toolcall_spec.analytics.store.base import EventStore, StoreError
+from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Row
+
+DDL = f"""
+CREATE TABLE IF NOT EXISTS {TABLE} (
+    project_id VARCHAR NOT NULL,
+    event_id VARCHAR NOT NULL,
+    timestamp TIMESTAMP NOT NULL,
+    event_name VARCHAR,
+    status VARCHAR,
+    error_category VARCHAR,
+    error_message VARCHAR,
+    latency_ms DOUBLE,
+    output_is_error UTINYINT NOT NULL,
+    trace_id VARCHAR NOT NULL,
+    session_id VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    user_id VARCHAR,
+    platform VARCHAR,
+    sdk_version VARCHAR,
+    tokens_in BIGINT,
+    tokens_out BIGINT,
+    is_retry UTINYINT NOT NULL,
+    ingested_at TIMESTAMP NOT NULL,
+    keep_rank UBIGINT NOT NULL,
+    event_json VARCHAR NOT NULL,
+    PRIMARY KEY (project_id, event_id)
+)
+"""
+
+ROWS_PER_STATEMENT = 10_000
+"""Rows bound into one ``INSERT``: each column travels as one list parameter, unnested into rows
+(an order of magnitude faster than binding row by row or a multi-row ``VALUES``)."""
+
+_INSERT = (
+    f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) SELECT * FROM (SELECT "
+    + ", ".join(f"unnest(${number})" for number in range(1, len(COLUMNS) + 1))
+    + ")"
+)
+
+DEFAULT_MEMORY_LIMIT = "128MB"
+
+_TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("timestamp", "ingested_at"))
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+class DuckDBStore(EventStore):
+    engine = "duckdb"
+
+    def __init__(self, connection: Any, path: str) -> None:
+        self._connection = connection
+        self.path = path
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, path: str, memory_limit: str = DEFAULT_MEMORY_LIMIT) -> DuckDBStore:
+        try:
+            connection = duckdb.connect(path)
+            connection.execute("SET memory_limit = $limit", {"limit": memory_limit})
+            connection.execute(DDL)
+        except duckdb.Error as exc:
+            raise StoreError(f"{path}: cannot open the DuckDB store: {exc}") from None
+        return cls(connection, path)
+
+    def write(self, rows: Sequence[Row]) -> None:
+        if not rows:
+            return
+        with self._lock:
+            try:
+                self._connection.execute("BEGIN TRANSACTION")
+                for start in range(0, len(rows), ROWS_PER_STATEMENT):
+                    self._insert(rows[start : start + ROWS_PER_STATEMENT])
+                self._connection.execute("COMMIT")
+            except duckdb.Error as exc:
+                self._connection.execute("ROLLBACK")
+                raise StoreError(f"{self.path}: write failed: {exc}") from None
+
+    def _insert(self, rows: Sequence[Row]) -> None:
+        columns = zip(*(_naive_utc(row) for row in rows), strict=True)
+        self._connection.execute(_INSERT, [list(column) for column in columns])
+
+    def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
+        text = _PLACEHOLDER.sub(r"$\1", sql.replace("{events}", TABLE))
+        with self._lock:
+            try:
+                return [tuple(row) for row in self._connection.execute(text, parameters).fetchall()]
+            except duckdb.Error as exc:
+                raise StoreError(f"{self.path}: query failed: {exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+
+def _naive_utc(row: Row) -> Row:
+    """DuckDB's ``TIMESTAMP`` has no zone: bind the UTC wall time."""
+    values = list(row)
+    for index in _TIME_COLUMNS:
+        moment: datetime = values[index]
+        values[index] = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return tuple(values)

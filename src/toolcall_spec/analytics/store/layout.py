@@ -1,0 +1,190 @@
+"""The table both engines keep, and the metric queries both engines run.
+
+One row per accepted ``tool_call`` event, keyed by ``(project_id, event_id)``: the dedupe key, so
+a retried batch never counts twice (DuckDB: a primary key and ``INSERT OR IGNORE``; ClickHouse: a
+``ReplacingMergeTree`` read with ``FINAL``). The ``tool_call`` fields the metrics need are typed
+columns; the event as accepted is kept whole in ``event_json``, so nothing sent is lost.
+
+``output_is_error`` is the rule (``isError`` is the JSON boolean ``true``) applied once, when the
+row is written, by :func:`toolcall_spec.rules.is_tool_error`: the metric SQL counts it and never
+re-implements the rule. ``keep_rank`` makes ClickHouse keep the FIRST row written for a key, as
+DuckDB does (a ``ReplacingMergeTree`` keeps the row with the highest version).
+
+The metric SQL is one text for both engines: only the table reference differs (``events`` or
+``events FINAL``), which each engine passes in.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+import orjson
+
+from toolcall_spec.analytics.metrics import ErrorMetrics
+from toolcall_spec.rules import is_tool_error
+
+TABLE = "tool_call_events"
+
+COLUMNS: tuple[str, ...] = (
+    "project_id",
+    "event_id",
+    "timestamp",
+    "event_name",
+    "status",
+    "error_category",
+    "error_message",
+    "latency_ms",
+    "output_is_error",
+    "trace_id",
+    "session_id",
+    "source",
+    "user_id",
+    "platform",
+    "sdk_version",
+    "tokens_in",
+    "tokens_out",
+    "is_retry",
+    "ingested_at",
+    "keep_rank",
+    "event_json",
+)
+"""Column order of every row, on both engines."""
+
+Row = tuple[Any, ...]
+
+_RANK_CEILING = 2**63
+"""``keep_rank`` counts down from here as time goes on, so the earliest write has the top rank."""
+
+
+def event_row(event: Mapping[str, Any], project_id: str, ingested_at: datetime) -> Row:
+    """The row of one schema-valid event. Times are timezone-aware UTC datetimes; each engine
+    converts them to its own timestamp type."""
+    moment = parse_timestamp(str(event["timestamp"]))
+    micros = int(ingested_at.timestamp() * 1_000_000)
+    return (
+        project_id,
+        str(event["event_id"]).lower(),  # UUIDs compare case-insensitively, as ingest does
+        moment,
+        event.get("event_name"),
+        event.get("status"),
+        event.get("error_category"),
+        event.get("error_message"),
+        _number(event.get("latency_ms")),
+        1 if is_tool_error(event.get("output_content")) else 0,
+        str(event["trace_id"]),
+        str(event["session_id"]),
+        str(event["source"]),
+        event.get("user_id"),
+        event.get("platform"),
+        event.get("sdk_version"),
+        event.get("tokens_in"),
+        event.get("tokens_out"),
+        int(event.get("is_retry") or 0),
+        ingested_at,
+        _RANK_CEILING - micros,
+        orjson.dumps(event).decode(),
+    )
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An RFC 3339 timestamp (already checked by the schema) as an aware UTC datetime."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+# --- the metric queries (one text, both engines) ------------------------------------------------
+
+_ERROR = "CASE WHEN status = 'error' THEN 1 ELSE 0 END"
+# The blind spot: recorded as not an error, yet the output the model saw had isError: true.
+_BLIND = "CASE WHEN coalesce(status, '') <> 'error' AND output_is_error = 1 THEN 1 ELSE 0 END"
+
+TOTALS_SQL = (
+    f"SELECT count(*), coalesce(sum({_ERROR}), 0), coalesce(sum({_BLIND}), 0) "
+    "FROM {events} WHERE {where}"
+)
+BY_CATEGORY_SQL = (
+    "SELECT coalesce(error_category, 'unknown') AS category, count(*) FROM {events} "
+    "WHERE status = 'error' AND {where} GROUP BY category ORDER BY category"
+)
+BY_TOOL_SQL = (
+    f"SELECT coalesce(event_name, '') AS tool, count(*), sum({_ERROR}), sum({_BLIND}) "
+    "FROM {events} WHERE {where} GROUP BY tool ORDER BY tool"
+)
+BY_DAY_SQL = (
+    f"SELECT CAST(timestamp AS DATE) AS day, count(*), sum({_ERROR}), sum({_BLIND}) "
+    "FROM {events} WHERE {where} GROUP BY day ORDER BY day"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Breakdown:
+    """Calls, errors and blind-spot calls of one tool or one day."""
+
+    calls: int
+    errors: int
+    reclassified: int
+
+    def as_dict(self) -> dict[str, Any]:
+        rate = self.errors / self.calls if self.calls else 0.0
+        return {
+            "tool_calls": self.calls,
+            "errors": self.errors,
+            "error_rate": rate,
+            "reclassified": self.reclassified,
+        }
+
+
+@dataclass
+class StoreMetrics:
+    """What the metric queries answer: the totals as :class:`ErrorMetrics` (the numbers the JSONL
+    reader gives for the same events), and the breakdowns by tool and by day."""
+
+    totals: ErrorMetrics
+    by_tool: dict[str, Breakdown] = field(default_factory=dict)
+    by_day: dict[date, Breakdown] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = self.totals.as_dict()
+        out["by_tool"] = {tool: counts.as_dict() for tool, counts in self.by_tool.items()}
+        out["by_day"] = {day.isoformat(): counts.as_dict() for day, counts in self.by_day.items()}
+        return out
+
+
+def assemble_metrics(
+    totals: Row, by_category: list[Row], by_tool: list[Row], by_day: list[Row]
+) -> StoreMetrics:
+    """:class:`StoreMetrics` from the rows of the four queries (engines return their own integer
+    and date types; both are normalised here)."""
+    metrics = ErrorMetrics(
+        tool_calls=int(totals[0]),
+        errors=int(totals[1]),
+        by_category=Counter({str(name): int(count) for name, count in by_category}),
+        reclassified=int(totals[2]),
+    )
+    return StoreMetrics(
+        metrics,
+        {str(row[0]): _breakdown(row) for row in by_tool},
+        {_as_date(row[0]): _breakdown(row) for row in by_day},
+    )
+
+
+def _breakdown(row: Row) -> Breakdown:
+    return Breakdown(int(row[1]), int(row[2]), int(row[3]))
+
+
+def _as_date(value: object) -> date:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    return date.fromisoformat(str(value))

@@ -1,0 +1,211 @@
+"""The ingest endpoint: ``POST /v1/events`` on the package's ASGI stack (starlette on uvicorn).
+
+A request goes through, in this order:
+
+1. **the key**: ``Authorization: Bearer <key>``; each key belongs to one project, and the project
+   comes from the key, never from the body (401 otherwise);
+2. **the size limit, while reading**: the body is read chunk by chunk and the read stops as soon
+   as it passes :data:`~toolcall_spec.analytics.ingest.MAX_BODY_BYTES` (413, nothing parsed). A
+   ``Content-Encoding: gzip`` body is decompressed as it arrives and the limit applies to the
+   decompressed bytes, so a small compressed bomb is refused after reading just past the limit;
+3. **the batch answer** of :func:`~toolcall_spec.analytics.ingest.ingest_body`, the function
+   ``toolcall-spec ingest`` answers with (200, 207 or 400, per event);
+4. **the store**: the accepted events are written, and the answer is sent only once the store has
+   durably written them. When the store fails, the answer is 503 and nothing is acknowledged: the
+   client retries, and the dedupe key (``event_id``) makes the retry count once.
+
+Writes are grouped (:class:`GroupWriter`): the batches of concurrent requests that wait while a
+write is under way go to the store together in the next write, one commit for all of them, so the
+cost of a durable commit is shared instead of paid per request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import uuid
+import zlib
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import anyio.to_thread
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from toolcall_spec.analytics.ingest import (
+    MAX_BODY_BYTES,
+    BatchError,
+    IngestAnswer,
+    ingest_body,
+)
+from toolcall_spec.analytics.store import EventStore, StoreError, event_row
+from toolcall_spec.analytics.store.layout import Row
+from toolcall_spec.http.auth import bearer_token
+from toolcall_spec.loading import parse_json
+
+EVENTS_PATH = "/v1/events"
+
+
+class BodyTooLargeError(Exception):
+    """The body (decompressed) passed the limit; the read stopped there."""
+
+
+class BadEncodingError(Exception):
+    """The body is not in the encoding its ``Content-Encoding`` names."""
+
+
+@dataclass(frozen=True)
+class IngestSettings:
+    store: EventStore
+    keys: Mapping[str, str]
+    """Key (bearer token) -> project id."""
+
+
+class GroupWriter:
+    """Writes the rows of concurrent requests to the store together. A request's :meth:`write`
+    returns once a store write holding its rows has returned (durably written), or raises what
+    that write raised; while one write is under way, the rows arriving meanwhile wait for the
+    next one. Only the event loop's thread calls :meth:`write`."""
+
+    def __init__(self, store: EventStore) -> None:
+        self._store = store
+        self._waiting: list[tuple[Sequence[Row], asyncio.Future[None]]] = []
+        self._drain: asyncio.Task[None] | None = None
+
+    async def write(self, rows: Sequence[Row]) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((rows, done))
+        if self._drain is None or self._drain.done():
+            self._drain = asyncio.create_task(self._write_waiting())
+        await asyncio.shield(done)
+
+    async def _write_waiting(self) -> None:
+        while self._waiting:
+            group, self._waiting = self._waiting, []
+            rows = [row for batch, _ in group for row in batch]
+            try:
+                await anyio.to_thread.run_sync(self._store.write, rows)
+            except Exception as exc:  # every waiting request learns the write failed
+                for _, done in group:
+                    if not done.done():
+                        done.set_exception(exc)
+            else:
+                for _, done in group:
+                    if not done.done():
+                        done.set_result(None)
+
+
+def create_ingest_app(settings: IngestSettings) -> Starlette:
+    """The ASGI app serving ``POST /v1/events`` into ``settings.store``."""
+    if not settings.keys or any(not key for key in settings.keys):
+        raise ValueError("the ingest endpoint needs at least one non-empty key")
+    writer = GroupWriter(settings.store)
+
+    async def post_events(request: Request) -> Response:
+        project = project_of(settings.keys, bearer_token(request.headers.get("authorization")))
+        if project is None:
+            return _error(401, "unauthorized", "Authorization: Bearer <project key> is required")
+        encoding = request.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("identity", "gzip"):
+            return _error(415, "unsupported_encoding", f"Content-Encoding {encoding} is not gzip")
+        try:
+            raw = await read_limited(request.stream(), MAX_BODY_BYTES, encoding == "gzip")
+        except BodyTooLargeError:
+            return _answer(_too_large(MAX_BODY_BYTES))
+        except BadEncodingError as exc:
+            return _error(400, "invalid_encoding", str(exc))
+        answer, events = answer_batch(raw)
+        if events:
+            try:
+                await writer.write(rows_of(events, project))
+            except StoreError:
+                return _error(503, "store_unavailable", "the events could not be stored; retry")
+        return _answer(answer)
+
+    return Starlette(routes=[Route(EVENTS_PATH, post_events, methods=["POST"])])
+
+
+def project_of(keys: Mapping[str, str], presented: str | None) -> str | None:
+    """The project whose key was presented. Every key is compared, in constant time, so the
+    answer time does not tell how much of a key was right."""
+    if presented is None:
+        return None
+    found: str | None = None
+    given = presented.encode("utf-8", "surrogatepass")
+    for key, project in keys.items():
+        if hmac.compare_digest(given, key.encode("utf-8")):
+            found = project
+    return found
+
+
+async def read_limited(chunks: AsyncIterator[bytes], limit: int, gzipped: bool) -> bytes:
+    """The body, read until its end or until it passes ``limit`` bytes (decompressed, for gzip; the
+    compressed bytes too): then :class:`BodyTooLargeError`, without reading or inflating further."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if gzipped else None
+    body = bytearray()
+    received = 0
+    async for chunk in chunks:
+        received += len(chunk)
+        if received > limit:  # compressed data can inflate to nothing (empty blocks): cap it too
+            raise BodyTooLargeError
+        if inflater is None:
+            body += chunk
+        else:
+            body += _inflate(inflater, chunk, limit + 1 - len(body))
+        if len(body) > limit:
+            raise BodyTooLargeError
+    if inflater is not None:
+        if not inflater.eof:
+            raise BadEncodingError("the gzip body ends early")
+        if inflater.unused_data:
+            raise BadEncodingError("bytes follow the end of the gzip body")
+    return bytes(body)
+
+
+def _inflate(inflater: Any, chunk: bytes, room: int) -> bytes:
+    """At most ``room`` decompressed bytes of ``chunk`` (plus whatever the inflater still holds),
+    so a compressed bomb never takes more than the limit in memory."""
+    try:
+        out: bytes = inflater.decompress(inflater.unconsumed_tail + chunk, room)
+    except zlib.error as exc:
+        raise BadEncodingError(f"the body is not valid gzip: {exc}") from None
+    return out
+
+
+def answer_batch(raw: bytes) -> tuple[IngestAnswer, list[Any]]:
+    """The answer ``toolcall-spec ingest`` gives for this body (the same function), and the events
+    it accepted, in batch order."""
+    answer = ingest_body(raw)
+    if answer.accepted == 0:
+        return answer, []
+    batch = parse_json(raw, max_bytes=len(raw))  # parsed once already: it cannot fail here
+    rejected = {rejection.index for rejection in answer.errors}
+    events = [event for index, event in enumerate(batch["events"]) if index not in rejected]
+    return answer, events
+
+
+def rows_of(events: Sequence[Mapping[str, Any]], project: str) -> list[Row]:
+    now = datetime.now(timezone.utc)
+    return [event_row(event, project, now) for event in events]
+
+
+def _too_large(limit: int) -> IngestAnswer:
+    message = f"the body is over the limit of {limit:,} bytes (decompressed)"
+    return IngestAnswer(413, 0, 0, [], BatchError("payload_too_large", message))
+
+
+def _answer(answer: IngestAnswer) -> Response:
+    body = answer.as_dict()
+    body["requestId"] = str(uuid.uuid4())
+    return Response(orjson.dumps(body), answer.status, media_type="application/json")
+
+
+def _error(status: int, code: str, message: str) -> Response:
+    body = {"error": {"code": code, "message": message, "status": status}}
+    headers = {"WWW-Authenticate": 'Bearer realm="ingest"'} if status == 401 else None
+    return Response(orjson.dumps(body), status, headers, media_type="application/json")

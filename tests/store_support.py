@@ -1,0 +1,176 @@
+"""Helpers for the store tests: a real ClickHouse server on loopback, DuckDB files, and events.
+
+Also used by ``benchmarks/bench_store.py``, hence no pytest import at module level.
+
+ClickHouse: ``TOOLCALL_CLICKHOUSE_URL`` names a running server (``.ci/run`` starts Debian's
+``clickhouse-server`` and sets it); otherwise the tests start ``clickhouse-server`` themselves on a
+free loopback port with a throwaway data directory. When no server can start, the ClickHouse tests
+are skipped with the reason, except under ``CI=true``, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+CLICKHOUSE_URL_ENV = "TOOLCALL_CLICKHOUSE_URL"
+CLICKHOUSE_SERVER = "/usr/sbin/clickhouse-server"
+CLICKHOUSE_CONFIG = "/etc/clickhouse-server/config.xml"
+START_SECONDS = 60.0
+
+
+def unavailable(reason: str) -> None:
+    """Skip with ``reason``; fail instead under ``CI=true`` or when a server was named, where it
+    must be there."""
+    import pytest  # only the tests skip; the benchmarks use this module without pytest
+
+    if os.environ.get("CI", "").lower() == "true" or os.environ.get(CLICKHOUSE_URL_ENV):
+        pytest.fail(f"ClickHouse is required here (CI=true or {CLICKHOUSE_URL_ENV}): {reason}")
+    pytest.skip(f"ClickHouse tests skipped: {reason}")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_clickhouse(port: int, process: subprocess.Popen[bytes] | None) -> str | None:
+    """``None`` once the server answers a query on ``port``, else why it did not."""
+    from clickhouse_driver import Client
+    from clickhouse_driver.errors import Error
+
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            return f"clickhouse-server exited with {process.returncode}"
+        try:
+            Client(host="127.0.0.1", port=port, connect_timeout=1).execute("SELECT 1")
+        except (Error, OSError, EOFError):
+            time.sleep(0.2)
+        else:
+            return None
+    return f"clickhouse-server did not answer on 127.0.0.1:{port} within {START_SECONDS:.0f} s"
+
+
+def start_clickhouse(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """Debian's ``clickhouse-server`` on a free loopback port, its data under ``workdir``."""
+    port = free_port()
+    overrides = {
+        "path": f"{workdir}/data/",
+        "tmp_path": f"{workdir}/tmp/",
+        "user_files_path": f"{workdir}/user_files/",
+        "format_schema_path": f"{workdir}/format_schemas/",
+        "logger.log": f"{workdir}/server.log",
+        "logger.errorlog": f"{workdir}/server.err.log",
+        "tcp_port": str(port),
+        "http_port": str(free_port()),
+        "interserver_http_port": str(free_port()),
+        "listen_host": "127.0.0.1",
+    }
+    command = [CLICKHOUSE_SERVER, f"--config-file={CLICKHOUSE_CONFIG}", "--"]
+    command += [f"--{key}={value}" for key, value in overrides.items()]
+    process = subprocess.Popen(
+        command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    return process, port
+
+
+def clickhouse_server_url() -> Iterator[str]:
+    """The base URL (``clickhouse://127.0.0.1:PORT``) of a running server, for a session."""
+    try:
+        import clickhouse_driver  # noqa: F401
+    except ImportError:
+        unavailable("clickhouse-driver is not installed (the store extra)")
+    given = os.environ.get(CLICKHOUSE_URL_ENV)
+    if given:
+        port = int(given.rstrip("/").rsplit(":", 1)[1])
+        problem = wait_for_clickhouse(port, None)
+        if problem is not None:
+            unavailable(problem)
+        yield given.rstrip("/")
+        return
+    if not (Path(CLICKHOUSE_SERVER).exists() and Path(CLICKHOUSE_CONFIG).exists()):
+        unavailable(f"{CLICKHOUSE_SERVER} is not installed (apt-get install clickhouse-server)")
+    workdir = Path(tempfile.mkdtemp(prefix="toolcall-clickhouse-"))
+    process, port = start_clickhouse(workdir)
+    try:
+        problem = wait_for_clickhouse(port, process)
+        if problem is not None:
+            unavailable(problem)
+        yield f"clickhouse://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+class Service:
+    """``toolcall-spec serve-ingest`` in a process of its own, on a free loopback port."""
+
+    def __init__(self, store_url: str, keys_file: Path) -> None:
+        command = [sys.executable, "-m", "toolcall_spec.cli", "serve-ingest"]
+        command += ["--store", store_url, "--keys-file", str(keys_file), "--port", "0"]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().decode()
+        if not line.startswith("serving on "):
+            self.process.kill()
+            _, errors = self.process.communicate(timeout=30)
+            raise AssertionError(f"serve-ingest did not start: {line!r} {errors.decode()}")
+        self.url = line.removeprefix("serving on ").strip()
+
+    def kill(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)
+
+
+def fresh_database_url(base: str) -> str:
+    """A database of its own for one test (created by the store on open)."""
+    return f"{base}/t_{uuid.uuid4().hex[:12]}"
+
+
+def tool_call(index: int, **overrides: Any) -> dict[str, Any]:
+    """A schema-valid ``tool_call`` event; ``index`` spreads it over tools, days and outcomes:
+    every 5th is an error (alternately ``tool_error`` and ``timeout``), every 7th non-error one
+    has ``isError: true`` in its captured output (the blind spot)."""
+    event: dict[str, Any] = {
+        "event_id": str(uuid.uuid4()),
+        "event_type": "tool_call",
+        "trace_id": f"trace-{index}",
+        "session_id": "session-1",
+        "timestamp": f"2026-11-{1 + index % 3:02d}T23:59:59.500+00:00",
+        "source": "server",
+        "event_name": f"tool_{index % 4}",
+        "latency_ms": float(index % 50),
+        "status": "success",
+        "is_retry": 0,
+    }
+    if index % 5 == 0:
+        event["status"] = "error"
+        event["error_category"] = "tool_error" if index % 2 else "timeout"
+        event["error_message"] = "it failed"
+    elif index % 7 == 0:
+        event["output_content"] = {"content": [], "isError": True}
+    elif index % 11 == 0:
+        event["output_content"] = {"content": [], "isError": "true"}  # a string: not an error
+    event.update(overrides)
+    return event
