@@ -44,7 +44,7 @@ MODELS: dict[Kind, type[BaseModel]] = {
 """The generated model of each document kind."""
 
 HATCH_PATTERN = "^(openwop-|x-|vendor\\.)"
-SCHEMA_BASE = "https://schemas.toolcall-spec.dev/"
+SCHEMA_BASE = "https://toolcall-spec.github.io/toolcall-spec/schemas/"
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 # --- judges -------------------------------------------------------------------------------------

@@ -7,9 +7,15 @@ as ``toolcall_spec.models``, and this package holds the runtime rules around the
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if not (Path(__file__).parent / "models").is_dir():
+    # A source checkout: a wheel carries the generated models as toolcall_spec/models (the build
+    # copies them in); here `toolcall_spec.models` is the repository's generated/models itself.
+    __path__.append(str(Path(__file__).parents[2] / "generated"))
 
 if TYPE_CHECKING:
     from toolcall_spec.problems import Problem

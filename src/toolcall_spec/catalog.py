@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from functools import cache
-from importlib import resources
 from importlib.abc import Traversable
 from typing import Any, Literal, TypeGuard, get_args
 
 import jsonschema_rs
+
+from toolcall_spec.package_data import data_folder
 
 Kind = Literal[
     "suite",
@@ -45,7 +46,7 @@ SCHEMA_FILES: Mapping[Kind, str] = {
 
 
 def schema_root() -> Traversable:
-    return resources.files("toolcall_spec").joinpath("schemas")
+    return data_folder("schemas")
 
 
 @cache

@@ -21,12 +21,12 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from functools import cache
-from importlib import resources
 from typing import Any, ClassVar
 
 import orjson
 
 from toolcall_spec.conformance.fixtures import load_fixture
+from toolcall_spec.package_data import read_text
 from toolcall_spec.replay.agent import (
     SCRIPTED_AGENT_ID,
     ScriptedAgent,
@@ -81,7 +81,7 @@ class InvalidCapabilitiesError(ValueError):
 
 @cache
 def _packaged_text(relative: str) -> str:
-    return resources.files("toolcall_spec").joinpath(relative).read_text(encoding="utf-8")
+    return read_text(relative)
 
 
 def load_packaged_json(relative: str) -> Any:
