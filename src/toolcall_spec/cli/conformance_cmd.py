@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from toolcall_spec.cli.console import fail, print_json
+from toolcall_spec.cli.console import fail, http_url, print_json
 
 STRICT_ENV = "OPENWOP_REQUIRE_BEHAVIOR"
 """Upstream's switch for strict conformance: ``true`` (or ``1``) does what ``--strict`` does."""
@@ -39,6 +39,7 @@ def register(subparsers: Any) -> str:
     parser.add_argument(
         "--host",
         metavar="URL",
+        type=http_url,
         action="append",
         help="base URL of an OpenWOP v2 host; repeat it to fold several hosts into one report",
     )

@@ -14,8 +14,14 @@ import argparse
 from typing import Any
 
 from toolcall_spec.analytics.metrics import ErrorMetrics, error_metrics, jsonl_error_metrics
-from toolcall_spec.cli.console import DocumentError, fail, print_json, read_document
-from toolcall_spec.cli.ingest_cmd import open_input
+from toolcall_spec.cli.console import (
+    DocumentError,
+    add_jsonl_option,
+    fail,
+    open_input,
+    print_json,
+    read_document,
+)
 from toolcall_spec.loading import is_jsonl_path
 
 
@@ -27,7 +33,7 @@ def register(subparsers: Any) -> str:
         "counted, 1 some lines skipped as invalid, 2 unreadable file.",
     )
     parser.add_argument("file", metavar="FILE", help="JSONL or batch JSON file; - for stdin")
-    parser.add_argument("--jsonl", action="store_true", help="read FILE as JSONL whatever its name")
+    add_jsonl_option(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text")
     return "metrics"
 

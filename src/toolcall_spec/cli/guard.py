@@ -1,0 +1,39 @@
+"""What every subcommand shares around its ``run``: ``--quiet``, a closed output pipe, Ctrl-C,
+and the promise that no traceback reaches the user."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
+
+
+def run_guarded(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``run(args)``, with ``--quiet`` honoured; a reader that closed the pipe (``| head``) ends
+    the command quietly with its status, and an unexpected error is one line, not a traceback."""
+    if getattr(args, "quiet", False):
+        sys.stdout = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115  (process-long)
+    try:
+        code = run(args)
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        print("toolcall-spec: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _closed_pipe()
+    except (OSError, ValueError) as error:
+        print(f"toolcall-spec: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return code
+
+
+def _closed_pipe() -> int:
+    # The reader has what it wanted: not an error. Point stdout at /dev/null so the interpreter's
+    # final flush does not raise again at exit.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return EXIT_OK

@@ -1,0 +1,162 @@
+"""One command line: every subcommand states its exit codes and takes ``--quiet``; every one that
+reads documents takes ``--jsonl`` (stdin too); the inputs that used to print a traceback or
+misbehave get one line and the documented exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cli_support import CLI, run_cli
+from conftest import EXAMPLES
+
+from toolcall_spec.cli import COMMANDS, build_parser
+
+DOCUMENT_READERS = ("validate", "classify", "ingest", "metrics", "promote")
+EVENT_LINE = (EXAMPLES / "analytics/tool-calls.jsonl").read_text("utf-8").splitlines()[0]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_subcommand_states_its_exit_codes_and_takes_quiet(command: str) -> None:
+    run = run_cli(command, "--help")
+    assert run.returncode == 0
+    assert "exit status:" in run.stdout
+    for code in ("0  ", "1  ", "2  "):
+        assert f"\n  {code}" in run.stdout
+    assert "--quiet" in run.stdout
+
+
+@pytest.mark.parametrize("command", DOCUMENT_READERS)
+def test_every_document_reader_takes_jsonl(command: str) -> None:
+    assert "--jsonl" in run_cli(command, "--help").stdout
+
+
+def test_the_summaries_of_the_top_level_help_are_the_subcommands_own() -> None:
+    parser, _ = build_parser()
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    helps = {c.dest: c.help for c in subparsers._choices_actions}  # type: ignore[attr-defined]
+    assert helps == {name: summary for name, (_, summary) in COMMANDS.items()}
+
+
+def test_help_does_not_load_the_validators() -> None:
+    probe = (
+        "import sys\nfrom toolcall_spec.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('jsonschema_rs', 'pydantic', 'orjson') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_validate_reads_jsonl_from_stdin() -> None:
+    lines = (EXAMPLES / "analytics/tool-calls.jsonl").read_text("utf-8")
+    run = run_cli("validate", "--jsonl", "--kind", "tool-call-event", "-", stdin=lines)
+    assert run.returncode == 1
+    assert run.stdout.startswith("-:")
+
+
+def test_classify_reads_jsonl_one_answer_a_line() -> None:
+    lines = '{"content": [], "isError": true}\n{"thrown": "boom"}\n{"content": []}\n'
+    run = run_cli("classify", "--jsonl", stdin=lines)
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(line)["status"] for line in run.stdout.splitlines()] == [
+        "error",
+        "error",
+        "success",
+    ]
+
+
+def test_quiet_prints_nothing_and_keeps_the_exit_status() -> None:
+    run = run_cli("validate", "--quiet", EXAMPLES / "suites/rfc0245-string-iserror.json")
+    assert (run.returncode, run.stdout) == (1, "")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("serve", "--port", "99999"), "out of range 0..65535"),
+        (("conformance", "--host", "http://[::1"), "not a valid URL"),
+        (("schema", "--bundle", "nope"), "invalid choice"),
+    ],
+)
+def test_bad_options_are_usage_errors(args: tuple[str, ...], words: str) -> None:
+    run = run_cli(*args)
+    assert run.returncode == 2
+    assert words in run.stderr
+
+
+def test_a_non_utf8_file_name_is_reported_as_json(tmp_path: Path) -> None:
+    name = os.fsdecode(b"suite-\xff.json")
+    (tmp_path / name).write_bytes((EXAMPLES / "suites/rfc0245-fail-then-succeed.json").read_bytes())
+    run = subprocess.run(
+        [*CLI, "validate", "--format", "json", name],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+    )
+    assert b"Traceback" not in run.stderr
+    assert run.returncode == 0
+    assert json.loads(run.stdout)["files"][0]["file"] == name
+
+
+def test_metrics_on_a_directory_is_one_line(tmp_path: Path) -> None:
+    run = run_cli("metrics", tmp_path)
+    assert run.returncode == 2
+    assert run.stderr.count("\n") == 1
+    assert "directory" in run.stderr.lower()
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", bytes(range(256))])
+def test_promote_on_an_empty_or_binary_file_is_an_input_error(
+    tmp_path: Path, content: bytes
+) -> None:
+    log = tmp_path / "run.log"
+    log.write_bytes(content)
+    run = run_cli("promote", log)
+    assert run.returncode == 2
+    assert run.stdout == ""
+
+
+def test_ingest_into_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
+    big = tmp_path / "big.jsonl"
+    big.write_text("not json\n" * 200_000, encoding="utf-8")
+    command = " ".join([*CLI, "ingest", str(big)]) + " | head -1"
+    run = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True, check=False
+    )
+    assert run.stdout == "{\n"
+    assert "Traceback" not in run.stderr
+    assert run.returncode == 0, run.stderr
+
+
+def test_the_ingest_answer_puts_status_first() -> None:
+    run = run_cli("ingest", EXAMPLES / "analytics/tool-calls.jsonl")
+    assert next(iter(json.loads(run.stdout))) == "status"
+    batch = run_cli("ingest", EXAMPLES / "analytics/batch-unknown-category.json")
+    assert next(iter(json.loads(batch.stdout))) == "status"
+
+
+def test_ctrl_c_during_ingest_leaves_no_half_written_answer(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    with out.open("wb") as sink:
+        process = subprocess.Popen(
+            [*CLI, "ingest", "--jsonl", "-"],
+            stdin=subprocess.PIPE,
+            stdout=sink,
+            stderr=subprocess.PIPE,
+        )
+        assert process.stdin is not None
+        process.stdin.write(("not json\n" * 1000 + EVENT_LINE + "\n").encode())
+        process.stdin.flush()
+        time.sleep(2)  # let it read what was sent; stdin stays open, so it waits for more
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert b"Traceback" not in stderr
+    assert out.read_bytes() == b""
