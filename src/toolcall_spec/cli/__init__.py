@@ -8,6 +8,7 @@ Exit codes everywhere: 0 success, 1 the input is invalid or a check failed, 2 us
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -39,6 +40,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "diff_cmd",
         "classify the changes between two versions of the schemas (major, minor, patch)",
     ),
+    "new": ("new_cmd", "start a document from a template (a suite)"),
+    "completion": ("completion_cmd", "print the shell completion script for bash, zsh or fish"),
 }
 """Each subcommand: its module in this package and its one-line summary, in ``--help`` order."""
 
@@ -54,9 +57,11 @@ EXIT_1: dict[str, str] = {
     "serve": "(not used)",
     "conformance": "a leg failed or was blocked",
     "classify": "(not used)",
-    "ingest": "(not used: the answer's status says what was accepted)",
-    "metrics": "(not used)",
+    "ingest": "an event was rejected, or the batch or stream refused",
+    "metrics": "a line could not be read as an event (it is skipped)",
     "diff": "a change is major (breaking)",
+    "new": "(not used)",
+    "completion": "(not used)",
 }
 """What exit status 1 means for each subcommand; 0 and 2 mean the same everywhere."""
 
@@ -114,10 +119,21 @@ def _command_in(argv: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None and "_ARGCOMPLETE" in os.environ:
+        _complete()
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser, handlers = build_parser(_command_in(arguments))
     args = parser.parse_args(arguments)
     return run_guarded(handlers[args.command].run, args)
+
+
+def _complete() -> None:
+    """Called by the shell's completion script (``toolcall-spec completion SHELL``): answers with
+    the candidates for the word being typed, from the full parser, and exits."""
+    import argcomplete  # noqa: PLC0415  (only while completing)
+
+    parser, _ = build_parser()
+    argcomplete.autocomplete(parser)
 
 
 if __name__ == "__main__":  # pragma: no cover

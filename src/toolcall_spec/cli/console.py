@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -42,6 +43,22 @@ def open_input(name: str) -> AbstractContextManager[BinaryIO]:
     if name == "-":
         return nullcontext(sys.stdin.buffer)
     return Path(name).open("rb")
+
+
+def write_atomically(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` through a temporary file in the same folder, renamed into
+    place only once complete: an interrupted run leaves the old file or none, never half."""
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", delete=False
+    ) as handle:
+        temporary = Path(handle.name)
+        try:
+            handle.write(text)
+        except BaseException:
+            handle.close()
+            temporary.unlink()
+            raise
+    temporary.replace(target)
 
 
 def add_jsonl_option(parser: argparse.ArgumentParser) -> None:
@@ -85,4 +102,5 @@ __all__ = [
     "port_number",
     "print_json",
     "read_document",
+    "write_atomically",
 ]

@@ -15,8 +15,9 @@ EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 def run_guarded(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """``run(args)``, with ``--quiet`` honoured; a reader that closed the pipe (``| head``) ends
     the command quietly with its status, and an unexpected error is one line, not a traceback."""
+    stdout = sys.stdout
     if getattr(args, "quiet", False):
-        sys.stdout = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115  (process-long)
+        sys.stdout = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115  (closed below)
     try:
         code = run(args)
         sys.stdout.flush()
@@ -28,6 +29,10 @@ def run_guarded(run: Callable[[argparse.Namespace], int], args: argparse.Namespa
     except (OSError, ValueError) as error:
         print(f"toolcall-spec: {error}", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        if sys.stdout is not stdout:  # --quiet: back to the caller's stdout (in-process runs)
+            sys.stdout.close()
+            sys.stdout = stdout
     return code
 
 

@@ -9,6 +9,7 @@ capability document is invalid.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +28,12 @@ def register(subparsers: Any) -> str:
     )
     parser.add_argument(
         "--mode", help="the eval mode to run (default: the first mode the suite declares)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=("json", "timeline"),
+        default="json",
+        help="json (default): events and summary; timeline: one readable line per event",
     )
     return "replay"
 
@@ -61,5 +68,10 @@ def run(args: argparse.Namespace) -> int:
     except RunRefused as refusal:
         print_json(refusal.envelope)
         return 1
+    if args.format == "timeline":
+        from toolcall_spec.cli.timeline import timeline  # noqa: PLC0415
+
+        sys.stdout.write(timeline(host.events(run_id), host.summary(run_id)))
+        return 0
     print_json({"events": host.events(run_id), "summary": host.summary(run_id)})
     return 0
