@@ -77,8 +77,9 @@ def docs(session: nox.Session) -> None:
 @nox.session
 def docs_check(session: nox.Session) -> None:
     """Build the site strictly, then check it in a real browser: Debian's headless Chromium
-    (apt-get install chromium chromium-driver) loads the home page, a schema page and the
-    requirement matrix, and searches the site. Screenshots go to $TMPDIR/toolcall-spec-docs."""
+    (apt-get install chromium chromium-driver) loads the home page, a schema page, the
+    requirement matrix, the tutorial and the diagrams (drawn by the npm mermaid that `npm ci`
+    installs), and searches the site. Screenshots go to $TMPDIR/toolcall-spec-docs."""
     session.install("-e", ".[all,docs,test]")
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
     session.run("pytest", "-p", "no:randomly", "tests/test_docs_browser.py", *session.posargs)

@@ -1,6 +1,6 @@
 """Building complete, schema-valid analytics ``tool_call`` events.
 
-:class:`EventFactory` holds what is the same for every event of a server (session, source, SDK
+``EventFactory`` holds what is the same for every event of a server (session, source, SDK
 version, capture switches) and the injectable clock and id source, so tests can pin both.
 Captured inputs and outputs are PII-stripped; one that would make the event too large is replaced
 by ``{"_truncated": true}``, as ingest does.

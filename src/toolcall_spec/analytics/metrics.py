@@ -4,7 +4,7 @@
 by ``coalesce(error_category, 'unknown')``.
 
 Events recorded before tool results with ``isError: true`` counted as errors say ``status:
-success`` while their captured ``output_content`` has ``isError: true``. :class:`ErrorMetrics`
+success`` while their captured ``output_content`` has ``isError: true``. ``ErrorMetrics``
 reports them as ``reclassified`` and gives the ``corrected_error_rate`` that counts them as
 ``tool_error``, so a user sees the numbers the rule gives for old data too.
 """
@@ -82,6 +82,6 @@ def error_metrics(events: Iterable[Any]) -> ErrorMetrics:
 
 
 def jsonl_error_metrics(handle: BinaryIO) -> ErrorMetrics:
-    """:func:`error_metrics` over a JSONL stream, line by line in constant memory; a line that is
+    """``error_metrics`` over a JSONL stream, line by line in constant memory; a line that is
     not JSON counts as skipped."""
     return error_metrics(value if error is None else None for _, value, error in iter_jsonl(handle))

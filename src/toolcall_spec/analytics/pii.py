@@ -51,7 +51,7 @@ IBAN_TOKEN = "[IBAN_REDACTED]"
 IP_TOKEN = "[IP_REDACTED]"
 
 MAX_DEPTH = 64
-"""Nesting depth :func:`strip_pii_deep` walks; deeper values are replaced by :data:`DEPTH_TOKEN`."""
+"""Nesting depth ``strip_pii_deep`` walks; deeper values are replaced by ``DEPTH_TOKEN``."""
 DEPTH_TOKEN = "[TOO_DEEP]"
 
 Span = tuple[int, int]
@@ -66,7 +66,7 @@ def strip_pii(text: str) -> str:
 
 
 def strip_pii_deep(value: object, _depth: int = 0) -> object:
-    """A copy of a JSON value with :func:`strip_pii` applied to every string, keys included."""
+    """A copy of a JSON value with ``strip_pii`` applied to every string, keys included."""
     if isinstance(value, str):
         return strip_pii(value)
     if _depth >= MAX_DEPTH and isinstance(value, (Mapping, list, tuple)):

@@ -19,7 +19,7 @@ RESTRICTED = "reference without fixtureErrors/fixtureMatching"
 
 
 class InProcessAdapter:
-    """A :class:`~toolcall_spec.conformance.adapter.HostAdapter` over a ``ReferenceHost`` (or a
+    """A ``toolcall_spec.conformance.adapter.HostAdapter`` over a ``ReferenceHost`` (or a
     subclass: the mutant hosts), in the same process."""
 
     def __init__(self, host: ReferenceHost, name: str = REFERENCE) -> None:

@@ -131,8 +131,8 @@ class RunRegistry:
         return sum(1 for run in self._runs.values() if not run.is_terminal)
 
     def create(self, suite: dict[str, Any], *, mode: str, agent_id: str) -> RunRecord:
-        """Register a run and start it on a worker; :class:`ApiError` (429) past a limit. The
-        run-create checks must have passed already (:meth:`RunBackend.check`)."""
+        """Register a run and start it on a worker; ``ApiError`` (429) past a limit. The
+        run-create checks must have passed already (``RunBackend.check``)."""
         self._make_room()
         run_id = f"{self.tenant}/{self._new_opaque_id()}"
         record = RunRecord(

@@ -226,7 +226,7 @@ class ReferenceHost:
         agent_id: str = SCRIPTED_AGENT_ID,
         baseline_run_id: str | None = None,
     ) -> None:
-        """Raise :class:`RunRefused` if a run of ``suite`` would be refused; run nothing."""
+        """Raise ``RunRefused`` if a run of ``suite`` would be refused; run nothing."""
         with self._lock:
             finished = frozenset(self._runs)
         request = RunRequest(suite, self.capabilities, mode, agent_id, baseline_run_id, finished)
@@ -244,7 +244,7 @@ class ReferenceHost:
         baseline_run_id: str | None = None,
     ) -> str:
         """Check, then run ``suite`` to completion; return the run id (``<tenant>/<opaque>``).
-        Raises :class:`RunRefused` (``status`` 400, ``envelope``) before anything runs."""
+        Raises ``RunRefused`` (``status`` 400, ``envelope``) before anything runs."""
         self.check_run(suite, mode=mode, agent_id=agent_id, baseline_run_id=baseline_run_id)
         with self._lock:
             run_id = f"{self.tenant}/{self.ids()}"
