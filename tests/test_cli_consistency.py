@@ -15,8 +15,14 @@ from pathlib import Path
 import pytest
 from cli_support import CLI, run_cli
 from conftest import EXAMPLES
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolcall_spec.cli import COMMANDS, build_parser
+from toolcall_spec.cli.selection import SelectionError, compile_selection
+from toolcall_spec.conformance.registry import LEGS
+
+LEG_IDS = [leg.requirement_id for leg in LEGS]
 
 DOCUMENT_READERS = ("validate", "classify", "ingest", "metrics", "promote")
 EVENT_LINE = (EXAMPLES / "analytics/tool-calls.jsonl").read_text("utf-8").splitlines()[0]
@@ -160,3 +166,53 @@ def test_ctrl_c_during_ingest_leaves_no_half_written_answer(tmp_path: Path) -> N
     assert process.returncode == 130
     assert b"Traceback" not in stderr
     assert out.read_bytes() == b""
+
+
+# -- conformance -k ---------------------------------------------------------------------------
+
+WORDS = st.sampled_from(["0245", "replay", "refused", "events", "suite", "x"])
+
+
+@st.composite
+def selections(draw: st.DrawFn, depth: int = 0) -> tuple[str, str]:
+    """An -k expression and the same expression as Python over ``name`` (the oracle). Compound
+    operands are parenthesized, so the two read alike whatever the precedence rules."""
+    if depth >= 3 or draw(st.booleans()):
+        word = draw(WORDS)
+        return word, f"({word!r} in name)"
+    form = draw(st.sampled_from(["not", "and", "or"]))
+    left, left_py = draw(selections(depth + 1))
+    if form == "not":
+        return f"not ({left})", f"(not {left_py})"
+    right, right_py = draw(selections(depth + 1))
+    return f"({left}) {form} ({right})", f"({left_py} {form} {right_py})"
+
+
+def test_and_binds_tighter_than_or_and_not_tighter_than_and() -> None:
+    assert compile_selection("x or 0245 and refused")("0245.refused")
+    assert not compile_selection("x or 0245 and refused")("0245")
+    assert compile_selection("not x and 0245")("0245")
+    assert not compile_selection("not 0245 and 0245")("0245")
+
+
+@given(selections(), st.sampled_from(LEG_IDS))
+def test_k_selects_as_the_same_boolean_expression_in_python(
+    selection: tuple[str, str], name: str
+) -> None:
+    expression, as_python = selection
+    assert compile_selection(expression)(name) is eval(as_python, {"name": name.lower()})
+
+
+@pytest.mark.parametrize("expression", ["", "and", "(0245", "0245 or", "0245 )", "not"])
+def test_a_malformed_k_is_a_usage_error(expression: str) -> None:
+    with pytest.raises(SelectionError):
+        compile_selection(expression)
+
+
+def test_conformance_k_runs_only_the_selected_legs() -> None:
+    run = run_cli("conformance", "--format", "json", "-k", "0245 and not unadvertised")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    ran = [leg["id"] for leg in report["legs"]]
+    assert ran == [leg for leg in LEG_IDS if "0245" in leg and "unadvertised" not in leg]
+    assert run_cli("conformance", "-k", "no-such-leg").returncode == 2

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from conftest import REPO
@@ -240,10 +240,10 @@ def _rendered_diagrams(driver: Any, expected: int) -> list[Any]:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    def rendered(d: Any) -> list[Any] | None:
+    def rendered(d: Any) -> list[Any] | Literal[False]:
         drawings = d.find_elements(By.CSS_SELECTOR, "article div.mermaid")
         left_as_code = d.find_elements(By.CSS_SELECTOR, "article pre.mermaid")
-        return drawings if len(drawings) == expected and not left_as_code else None
+        return drawings if len(drawings) == expected and not left_as_code else False
 
     drawings: list[Any] = WebDriverWait(driver, WAIT_SECONDS).until(rendered)
     for drawing in drawings:
@@ -265,7 +265,6 @@ def _console_errors(driver: Any) -> list[str]:
 def test_tutorial_shows_real_outputs_a_diagram_and_wraps_long_lines(
     site_url: str, browser: Any
 ) -> None:
-    from selenium.webdriver.common.by import By
 
     _open(browser, site_url + TUTORIAL_PAGE)
     text = _article_text(browser)

@@ -31,6 +31,9 @@ class MissingPackageDataError(FileNotFoundError):
 @cache
 def data_folder(name: DataFolder) -> Traversable:
     """The folder ``name`` inside the installed package, else the checkout's top-level folder."""
+    if name not in CHECKOUT_FOLDERS:
+        known = ", ".join(CHECKOUT_FOLDERS)
+        raise MissingPackageDataError(f"toolcall-spec: no package data folder {name!r} ({known})")
     packaged = resources.files("toolcall_spec").joinpath(name)
     if packaged.is_dir():
         return packaged
