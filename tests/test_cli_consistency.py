@@ -50,11 +50,18 @@ def test_the_summaries_of_the_top_level_help_are_the_subcommands_own() -> None:
     assert helps == {name: summary for name, (_, summary) in COMMANDS.items()}
 
 
-def test_help_does_not_load_the_validators() -> None:
+@pytest.mark.parametrize(
+    ("argv", "heavy"),
+    [
+        (["--help"], ("jsonschema_rs", "pydantic", "orjson", "toolcall_spec.cli.validate_cmd")),
+        (["validate", "--help"], ("jsonschema_rs", "pydantic", "toolcall_spec.cli.ingest_cmd")),
+    ],
+)
+def test_help_does_not_load_the_validators(argv: list[str], heavy: tuple[str, ...]) -> None:
     probe = (
         "import sys\nfrom toolcall_spec.cli import main\n"
-        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('jsonschema_rs', 'pydantic', 'orjson') if m in sys.modules))"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"

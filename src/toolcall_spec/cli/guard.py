@@ -7,7 +7,6 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 
@@ -17,7 +16,7 @@ def run_guarded(run: Callable[[argparse.Namespace], int], args: argparse.Namespa
     the command quietly with its status, and an unexpected error is one line, not a traceback."""
     stdout = sys.stdout
     if getattr(args, "quiet", False):
-        sys.stdout = Path(os.devnull).open("w", encoding="utf-8")  # noqa: SIM115  (closed below)
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115, PTH123  (closed below)
     try:
         code = run(args)
         sys.stdout.flush()

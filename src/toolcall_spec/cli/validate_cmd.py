@@ -16,7 +16,6 @@ from toolcall_spec.catalog import KINDS
 from toolcall_spec.cli.console import add_jsonl_option, open_input, print_json, read_document
 from toolcall_spec.loading import DocumentError, is_jsonl_path, iter_jsonl
 from toolcall_spec.problems import Problem, has_errors
-from toolcall_spec.validation import validate
 
 
 @dataclass
@@ -63,7 +62,8 @@ def _check_file(name: str, kind: str | None, *, jsonl: bool = False) -> FileRepo
                 report.problems.append((number, problem))
         else:
             report.documents = 1
-            report.problems.extend((None, p) for p in validate(read_document(name), kind))
+            document = read_document(name)
+            report.problems.extend((None, p) for p in _validate(document, kind))
     except DocumentError as exc:
         report.unreadable = str(exc)
     except OSError as exc:
@@ -80,8 +80,15 @@ def _jsonl_problems(
             if error is not None:
                 yield number, Problem("(root)", error)
                 continue
-            for problem in validate(value, kind):
+            for problem in _validate(value, kind):
                 yield number, problem
+
+
+def _validate(document: Any, kind: str | None) -> list[Problem]:
+    # Imported on first use: `validate --help` starts without the validator.
+    from toolcall_spec.validation import validate  # noqa: PLC0415
+
+    return validate(document, kind)
 
 
 def _location(report: FileReport, number: int | None) -> str:
