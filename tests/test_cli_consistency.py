@@ -24,7 +24,7 @@ from toolcall_spec.conformance.registry import LEGS
 
 LEG_IDS = [leg.requirement_id for leg in LEGS]
 
-DOCUMENT_READERS = ("validate", "classify", "ingest", "metrics", "promote")
+DOCUMENT_READERS = ("validate", "classify", "ingest", "metrics", "promote", "replay")
 EVENT_LINE = (EXAMPLES / "analytics/tool-calls.jsonl").read_text("utf-8").splitlines()[0]
 
 
@@ -83,6 +83,20 @@ def test_classify_reads_jsonl_one_answer_a_line() -> None:
         "error",
         "success",
     ]
+
+
+def test_replay_reads_one_suite_a_line_and_answers_one_line_each() -> None:
+    suites = [
+        json.loads((EXAMPLES / f"suites/{name}.json").read_text("utf-8"))
+        for name in ("rfc0245-fail-then-succeed", "rfc0245-string-iserror")
+    ]
+    lines = "".join(json.dumps(suite) + "\n" for suite in suites) + "{broken\n"
+    run = run_cli("replay", "--jsonl", "-", stdin=lines)
+    assert run.returncode == 2  # the worst: line 3 does not parse
+    assert run.stderr.startswith("toolcall-spec: -:3: ")
+    answers = [json.loads(line) for line in run.stdout.splitlines()]
+    assert answers[0]["summary"]["passed"] is True
+    assert answers[1]["details"]["field"] == "tasks[0].fixtures.toolResponses[0].isError"
 
 
 def test_quiet_prints_nothing_and_keeps_the_exit_status() -> None:
