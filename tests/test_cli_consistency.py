@@ -132,6 +132,21 @@ def test_a_non_utf8_file_name_is_reported_as_json(tmp_path: Path) -> None:
     assert json.loads(run.stdout)["files"][0]["file"] == name
 
 
+def test_a_non_utf8_file_name_is_printed_as_its_own_bytes(tmp_path: Path) -> None:
+    name = os.fsdecode(b"suite-\xff.json")
+    (tmp_path / name).write_bytes((EXAMPLES / "suites/rfc0245-string-iserror.json").read_bytes())
+    run = subprocess.run(
+        [*CLI, "validate", name],
+        cwd=tmp_path,
+        capture_output=True,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},  # strict, unlike the C locale
+    )
+    assert b"Traceback" not in run.stderr
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.startswith(b"suite-\xff.json: tasks[0]")
+
+
 def test_metrics_on_a_directory_is_one_line(tmp_path: Path) -> None:
     run = run_cli("metrics", tmp_path)
     assert run.returncode == 2
@@ -237,3 +252,22 @@ def test_conformance_k_runs_only_the_selected_legs() -> None:
     ran = [leg["id"] for leg in report["legs"]]
     assert ran == [leg for leg in LEG_IDS if "0245" in leg and "unadvertised" not in leg]
     assert run_cli("conformance", "-k", "no-such-leg").returncode == 2
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+def test_an_enum_error_lists_every_allowed_value() -> None:
+    schema = json.loads(run_cli("schema", "tool-call-event").stdout)
+    allowed = schema["properties"]["error_category"]["enum"]
+    assert len(allowed) > 5  # more than the validator's own message would list
+    event = {"event_type": "tool_call", "status": "error", "error_category": "nope"}
+    run = run_cli("validate", "--kind", "tool-call-event", "-", stdin=json.dumps(event))
+    (line,) = [line for line in run.stdout.splitlines() if "error_category:" in line]
+    assert line.endswith(", ".join(json.dumps(value) for value in allowed))
+
+
+def test_args_match_without_args_names_args_match() -> None:
+    run = run_cli("validate", EXAMPLES / "suites/args-match-without-args.json")
+    assert run.returncode == 1
+    assert '"args" is required because "argsMatch" is present' in run.stdout

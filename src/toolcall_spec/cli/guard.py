@@ -4,6 +4,7 @@ and the promise that no traceback reaches the user."""
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 from collections.abc import Callable
@@ -14,6 +15,9 @@ EXIT_OK, EXIT_USAGE, EXIT_INTERRUPTED = 0, 2, 130
 def run_guarded(run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """``run(args)``, with ``--quiet`` honoured; a reader that closed the pipe (``| head``) ends
     the command quietly with its status, and an unexpected error is one line, not a traceback."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A file name that is not UTF-8 reaches us with surrogate escapes: print its own bytes.
+        sys.stdout.reconfigure(errors="surrogateescape")
     stdout = sys.stdout
     if getattr(args, "quiet", False):
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115, PTH123  (closed below)
