@@ -38,6 +38,12 @@ def test_every_subcommand_states_its_exit_codes_and_takes_quiet(command: str) ->
     assert "--quiet" in run.stdout
 
 
+def test_the_program_help_states_the_exit_codes_shared_by_all() -> None:
+    run = run_cli("--help")
+    assert run.returncode == 0
+    assert "exit status: 0 success, 1 the input is invalid" in run.stdout
+
+
 @pytest.mark.parametrize("command", DOCUMENT_READERS)
 def test_every_document_reader_takes_jsonl(command: str) -> None:
     assert "--jsonl" in run_cli(command, "--help").stdout

@@ -83,9 +83,12 @@ def build_parser(
     subcommand is listed with its summary only, so its module is not imported."""
     parser = argparse.ArgumentParser(
         prog="toolcall-spec",
-        description="Spec-as-code for agent tool calls: a tool result is an error exactly "
+        description="Spec-as-code for agent tool calls: a tool result is an error exactly\n"
         "when isError is the JSON boolean true.",
-        epilog="Run `toolcall-spec COMMAND --help` for a command's options and exit codes.",
+        epilog="exit status: 0 success, 1 the input is invalid or a check failed,\n"
+        "  2 usage or I/O error, 130 interrupted.\n"
+        "Run `toolcall-spec COMMAND --help` for its options and what 1 means for it.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
