@@ -8,13 +8,20 @@ import json
 import subprocess
 import sys
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from checks import oracle
 from cli_support import run_cli
 from conftest import EXAMPLES, REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+from strategies import near_miss, valid_documents
 
+from toolcall_spec.bundling import bundle
 from toolcall_spec.catalog import KINDS, SCHEMA_FILES, Kind, all_schemas
 
 INDEX: list[dict[str, Any]] = json.loads((EXAMPLES / "index.json").read_text("utf-8"))["examples"]
@@ -85,3 +92,18 @@ def test_check_jsonschema_reaches_the_package_verdict_on_every_example(tmp_path:
         assert run.returncode == (1 if failed else 0), run.stdout
     expected_failing = {example["file"] for example in INDEX if not example["valid"]}
     assert failing_files == expected_failing
+
+
+@cache
+def bundled_oracle(kind: Kind) -> Draft202012Validator:
+    """The pure-Python oracle over the bundle alone: no registry, so a reference left in would
+    fail to resolve."""
+    return Draft202012Validator(bundle(kind), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_bundle_judges_like_the_schemas_it_came_from(kind: Kind, data: st.DataObject) -> None:
+    document = data.draw(st.one_of(valid_documents(kind), near_miss(kind)))
+    assert bundled_oracle(kind).is_valid(document) == oracle(kind)(document)
