@@ -66,3 +66,17 @@ def test_the_built_site_serves_every_schema_raw_and_a_versions_file(built_site: 
     versions = json.loads((built_site / "versions.json").read_text("utf-8"))
     assert [v["version"] for v in versions] == [toolcall_spec.__version__]
     assert (built_site / site_assets.MERMAID_URI).stat().st_size > 1_000_000
+
+
+def test_the_install_page_names_the_distribution_and_works_from_a_clone() -> None:
+    # The distribution's name as the built metadata says it (tomllib is not in Python 3.10).
+    from importlib.metadata import distribution
+
+    name = distribution("toolcall-spec").metadata["Name"]
+    page = (REPO / "docs/install.md").read_text("utf-8")
+    assert f"$ pip install {name}\n" in page  # once published
+    assert "$ pip install .\n" in page  # from the clone, at its root
+    assert "$ cd toolcall-spec\n" in page
+    readme = (REPO / "README.md").read_text("utf-8")
+    assert "pip install . && toolcall-spec conformance" in readme
+    assert f"`pip install {name}`" in readme
