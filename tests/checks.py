@@ -49,7 +49,7 @@ the schemas refuse it."""
 EXTENSION_KEY_PATTERN = "^[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 """The one ``patternProperties`` key allowed: the discovery document's ``extensions`` keys
 (``<org>.<name>``), as OpenWOP v2 defines them."""
-SCHEMA_BASE = "https://schemas.toolcall-spec.dev/"
+SCHEMA_BASE = "https://toolcall-spec.github.io/toolcall-spec/schemas/"
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 
 # --- judges -------------------------------------------------------------------------------------

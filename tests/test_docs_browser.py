@@ -20,12 +20,16 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from conftest import REPO
 
+from toolcall_spec.catalog import all_schemas
 from toolcall_spec.requirements import find_witnesses, registry
+
+PUBLISHED_URL = "https://toolcall-spec.github.io/toolcall-spec/"
+"""mkdocs.yml's site_url: every schema $id is under it (tests/test_schema_bundle.py)."""
 
 SITE = Path(os.environ.get("TOOLCALL_SPEC_SITE", REPO / "site"))
 CHROMIUM = Path("/usr/bin/chromium")
@@ -40,6 +44,8 @@ SEARCH_TERM = "fixtureErrors"
 SCHEMA_PAGE = "reference/schemas/suites/agent-eval-suite/"
 MATRIX_PAGE = "reference/requirements/"
 SHOWCASE_ID = "openwop.requirement.0245.fixture-error-replayed"
+TUTORIAL_PAGE = "tutorial/"
+PICTURES_PAGE = "pictures/"
 
 
 def _unavailable(reason: str) -> None:
@@ -116,6 +122,7 @@ def browser() -> Iterator[Any]:
         f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(
         service=webdriver.ChromeService(executable_path=str(CHROMEDRIVER)), options=options
     )
@@ -225,3 +232,84 @@ def test_site_search_finds_fixture_errors(site_url: str, browser: Any) -> None:
     ]
     assert any("/reference/schemas/capabilities/discovery/" in href for href in hrefs), hrefs
     _screenshot(browser, "search-fixtureErrors")
+
+
+def _rendered_diagrams(driver: Any, expected: int) -> list[Any]:
+    """Wait until mermaid has replaced every diagram's code block by its drawing (material puts
+    the SVG in a closed shadow root of a ``div.mermaid``), then return those drawings."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def rendered(d: Any) -> list[Any] | Literal[False]:
+        drawings = d.find_elements(By.CSS_SELECTOR, "article div.mermaid")
+        left_as_code = d.find_elements(By.CSS_SELECTOR, "article pre.mermaid")
+        return drawings if len(drawings) == expected and not left_as_code else False
+
+    drawings: list[Any] = WebDriverWait(driver, WAIT_SECONDS).until(rendered)
+    for drawing in drawings:
+        assert drawing.size["height"] > 100, "a diagram rendered empty"
+    return drawings
+
+
+def _loaded_from_elsewhere(driver: Any, site_url: str) -> list[str]:
+    names = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    return [name for name in names if not name.startswith(site_url)]
+
+
+def _console_errors(driver: Any) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_tutorial_shows_real_outputs_a_diagram_and_wraps_long_lines(
+    site_url: str, browser: Any
+) -> None:
+
+    _open(browser, site_url + TUTORIAL_PAGE)
+    text = _article_text(browser)
+    assert "Tutorial: write your first suite" in text
+    # Outputs of the real commands, run when the site was built.
+    assert "examples/templates/suite.json: valid (1 document)" in text
+    assert "tasks[0].fixtures.toolResponses[0].isError" in text
+    assert "ERROR toolcall-spec.tool_failed" in text
+    (sequence,) = _rendered_diagrams(browser, expected=1)
+    assert "sequenceDiagram" not in text, "the diagram is shown as code"
+    overflowing = browser.execute_script(
+        "return [...document.querySelectorAll('article pre > code')]"
+        ".filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 60))"
+    )
+    assert overflowing == [], "a code block scrolls sideways instead of wrapping"
+    assert _loaded_from_elsewhere(browser, site_url) == []
+    assert _console_errors(browser) == []
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", sequence)
+    time.sleep(0.5)
+    _screenshot(browser, "tutorial-replay-diagram")
+
+
+def test_the_pictures_page_draws_every_diagram_with_the_site_own_mermaid(
+    site_url: str, browser: Any
+) -> None:
+    _open(browser, site_url + PICTURES_PAGE)
+    drawings = _rendered_diagrams(browser, expected=4)
+    loaded = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert f"{site_url}javascripts/mermaid.min.js" in loaded
+    assert _loaded_from_elsewhere(browser, site_url) == []
+    assert _console_errors(browser) == [], "e.g. a 404 for versions.json"
+    for number, drawing in enumerate(drawings):
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", drawing)
+        time.sleep(0.3)
+        _screenshot(browser, f"pictures-diagram-{number}")
+
+
+def test_the_site_serves_each_schema_raw_at_its_id(site_url: str, browser: Any) -> None:
+    """The $id says where the schema lives: under the site's URL, the file itself."""
+    import json as json_module
+    import urllib.request
+
+    for path, schema in all_schemas().items():
+        served = site_url + schema["$id"].removeprefix(PUBLISHED_URL)
+        with urllib.request.urlopen(served, timeout=10) as answer:  # the test's loopback server
+            assert json_module.loads(answer.read()) == schema, path

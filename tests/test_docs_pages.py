@@ -270,6 +270,7 @@ def test_every_real_subcommand_and_option_is_documented() -> None:
     assert set(handlers) == set(subparsers.choices)
     for name, subparser in subparsers.choices.items():
         section = page.split(f"## `toolcall-spec {name}` {{#{name}}}", 1)[1].split("\n## ", 1)[0]
+        assert "exit status:\n  0  success" in section, name
         for action in subparser._actions:
             if isinstance(action, argparse._HelpAction):
                 continue

@@ -1,12 +1,15 @@
-"""After a non-editable install into a fresh virtual environment, with its dependencies resolved by
-pip: the models import, every schema and example is package data, and the CLI validates a packaged
-example. The wheel is built once for the module (about a minute, most of it pip)."""
+"""The release path a user takes: `python -m build` makes an sdist, and the wheel built FROM that
+sdist is installed, with its dependencies resolved by pip, into a fresh virtual environment. There
+the models import, every schema, model, example and spec page is package data, the CLI validates
+a packaged example and `toolcall-spec conformance` passes. Built once for the module (about a
+minute, most of it pip)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +27,7 @@ class Installed:
     python: Path
     script: Path
     wheel: Path
+    sdist: Path
     outside: Path
     """A working directory outside the source tree, so imports come from site-packages."""
 
@@ -51,10 +55,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     pip = [str(python), "-m", "pip", "--disable-pip-version-check", "--quiet"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(dist), str(REPO)], check=True)
+    # Without --sdist/--wheel, build makes the sdist and then the wheel from the unpacked sdist.
+    subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(REPO)],
+        check=True,
+        timeout=600,
+        capture_output=True,
+    )
+    (sdist,) = dist.glob("toolcall_spec-*.tar.gz")
     (wheel,) = dist.glob("toolcall_spec-*.whl")
     subprocess.run([*pip, "install", str(wheel)], check=True, timeout=600)
-    return Installed(python, venv / "bin" / "toolcall-spec", wheel, outside)
+    return Installed(python, venv / "bin" / "toolcall-spec", wheel, sdist, outside)
 
 
 def test_the_install_is_not_editable(installed: Installed) -> None:
@@ -82,6 +93,37 @@ def test_the_wheel_holds_schemas_models_examples_spec_and_py_typed(installed: In
         ),
     }
     assert sorted(expected - names) == []
+
+
+def test_the_sources_and_the_license_are_real_files_not_links(installed: Installed) -> None:
+    with tarfile.open(installed.sdist) as sdist:
+        members = sdist.getmembers()
+    assert [m.name for m in members if m.issym() or m.islnk()] == []
+    names = {m.name.split("/", 1)[1] for m in members if "/" in m.name}
+    assert {"LICENSE", "schemas/suites/agent-eval-suite.schema.json", "spec/requirements.json"} <= (
+        names
+    )
+    assert "generated/models/__init__.py" in names
+    assert not (REPO / "src/toolcall_spec/schemas").exists()
+
+
+def test_the_metadata_names_license_versions_and_urls(installed: Installed) -> None:
+    wheel = zipfile.ZipFile(installed.wheel)
+    (metadata,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+    text = wheel.read(metadata).decode()
+    assert "License-Expression: Apache-2.0" in text
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in wheel.namelist())
+    for version in ("3.10", "3.11", "3.12", "3.13"):
+        assert f"Classifier: Programming Language :: Python :: {version}" in text
+    assert "Classifier: Typing :: Typed" in text
+    for label in ("Documentation", "Source", "Changelog"):
+        assert f"Project-URL: {label}, https://" in text
+
+
+def test_conformance_passes_from_the_installed_wheel(installed: Installed) -> None:
+    run = installed.run(installed.script, "conformance", "--format", "json")
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
 
 
 def test_the_models_import(installed: Installed) -> None:

@@ -265,7 +265,9 @@ def test_the_meta_schema_check_catches_a_misspelt_type() -> None:
 
 def test_the_identity_check_catches_a_moved_id_and_an_old_draft() -> None:
     schema = schema_copy(SUITE_FILE)
-    schema["$id"] = "https://schemas.toolcall-spec.dev/agent-eval-suite.schema.json"
+    schema["$id"] = (
+        "https://toolcall-spec.github.io/toolcall-spec/schemas/agent-eval-suite.schema.json"
+    )
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
     assert len(identity_problems(SUITE_FILE, schema)) == 2
 

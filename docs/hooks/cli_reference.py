@@ -39,6 +39,8 @@ def cli_page(parser: argparse.ArgumentParser, handlers: Mapping[str, ModuleType]
         if doc:
             lines += [doc, ""]
         lines += [fenced(_usage(subparser), "text"), "", *_arguments(subparser)]
+        if subparser.epilog:  # the exit codes, as `--help` states them
+            lines += [fenced(subparser.epilog, "text"), ""]
     return "\n".join(lines)
 
 

@@ -7,11 +7,23 @@ as ``toolcall_spec.models``, and this package holds the runtime rules around the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os.path
+
+TYPE_CHECKING = False  # not typing's: the CLI's `--help` starts without importing typing
 
 __version__ = "0.1.0"
 
+# os.path, not pathlib: this runs on every start of the CLI, `--help` included (pathlib and what it
+# imports cost more than the rest of `toolcall-spec --help`).
+_HERE = os.path.dirname(__file__)  # noqa: PTH120
+if not os.path.isdir(os.path.join(_HERE, "models")):  # noqa: PTH112, PTH118
+    # A source checkout: a wheel carries the generated models as toolcall_spec/models (the build
+    # copies them in); here `toolcall_spec.models` is the repository's generated/models itself.
+    __path__.append(os.path.join(os.path.dirname(os.path.dirname(_HERE)), "generated"))  # noqa: PTH118, PTH120
+
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolcall_spec.problems import Problem
     from toolcall_spec.validation import validate
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from importlib import resources
 from importlib.abc import Traversable
-from typing import Any, Literal, TypeGuard, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard, get_args
 
-import jsonschema_rs
+from toolcall_spec.package_data import data_folder
+
+if TYPE_CHECKING:
+    import jsonschema_rs
 
 from toolcall_spec.loading import parse_json
 
@@ -46,7 +48,7 @@ SCHEMA_FILES: Mapping[Kind, str] = {
 
 
 def schema_root() -> Traversable:
-    return resources.files("toolcall_spec").joinpath("schemas")
+    return data_folder("schemas")
 
 
 @cache
@@ -72,12 +74,16 @@ def load_schema(kind: Kind) -> dict[str, Any]:
 @cache
 def registry() -> jsonschema_rs.Registry:
     """Every packaged schema under its ``$id``, so cross-file ``$ref`` never reaches the network."""
+    import jsonschema_rs  # noqa: PLC0415  (the CLI's --help lists KINDS without the validator)
+
     return jsonschema_rs.Registry([(doc["$id"], doc) for doc in all_schemas().values()])
 
 
 @cache
 def validator(kind: Kind) -> jsonschema_rs.Validator:
     """The compiled draft 2020-12 validator of ``kind``; formats (uuid, date-time) are checked."""
+    import jsonschema_rs  # noqa: PLC0415
+
     return jsonschema_rs.Draft202012Validator(
         load_schema(kind), registry=registry(), validate_formats=True
     )

@@ -32,7 +32,7 @@ as parsing each line."""
 
 
 def parse_json(data: bytes | str, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Any:
-    """Parse one JSON document; raise :class:`DocumentError` with a readable reason."""
+    """Parse one JSON document; raise ``DocumentError`` with a readable reason."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > max_bytes:
         raise DocumentError(
@@ -198,7 +198,7 @@ def iter_jsonl(
     """Every non-blank line of a JSONL stream, parsed, with its 1-based line number, in constant
     memory (one block plus one line). A line that fails, or is over ``max_line_bytes`` (its
     newline not counted; its bytes are dropped, not kept), yields its error and the stream goes
-    on. orjson parses each line straight away; only a line it refuses goes to :func:`parse_json`,
+    on. orjson parses each line straight away; only a line it refuses goes to ``parse_json``,
     so values and messages are the same as for a single document."""
     number = 0
     pending: list[bytes] = []  # the start of a line whose end is in a later block

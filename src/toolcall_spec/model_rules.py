@@ -1,9 +1,9 @@
 """Schema rules the model generator drops silently, carried by hand.
 
-:class:`JsonModel` is the base of every generated model (``base-class`` in pyproject.toml): it
+``JsonModel`` is the base of every generated model (``base-class`` in pyproject.toml): it
 restores JSON Schema's reading of numbers and patterns where pydantic's strict types differ.
-:data:`Timestamp` is the type of every ``date-time`` member (``type-overrides``). Each other class
-here is the base of one generated model (``base-class-map``) and inherits :class:`JsonModel`. Each
+``Timestamp`` is the type of every ``date-time`` member (``type-overrides``). Each other class
+here is the base of one generated model (``base-class-map``) and inherits ``JsonModel``. Each
 rule runs before field validation on the raw mapping, so it sees exactly the members the document
 carries, as the JSON Schema does. tests/test_models_strict.py proves every rule in both the JSON
 Schema validator and the models.

@@ -11,11 +11,11 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 from toolcall_spec.loading import parse_json
+from toolcall_spec.package_data import read_text
 
 Level = Literal["MUST", "SHOULD", "MAY"]
 
@@ -41,7 +41,7 @@ class Witness:
 @cache
 def registry() -> dict[str, Requirement]:
     """Every requirement by id, in registry order."""
-    text = resources.files("toolcall_spec").joinpath("spec/requirements.json").read_text("utf-8")
+    text = read_text("spec/requirements.json")
     return {entry["id"]: Requirement(**entry) for entry in parse_json(text)["requirements"]}
 
 

@@ -4,12 +4,14 @@ jsonschema-rs, formats included) plus the package's warnings for valid but suspi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
+from functools import cache
 from typing import Any
 
 import jsonschema_rs
 
-from toolcall_spec.catalog import KINDS, Kind, infer_kind, is_kind, validator
+from toolcall_spec.catalog import KINDS, Kind, all_schemas, infer_kind, is_kind, validator
 from toolcall_spec.paths import ROOT, format_path, printable
 from toolcall_spec.problems import Problem
 from toolcall_spec.rules import is_tool_error
@@ -110,13 +112,46 @@ def _message(error: jsonschema_rs.ValidationError) -> str:
         if "else" in schema_path or "then" in schema_path:
             message += " (a condition on the other members excludes it)"
     elif kind == "Required" and "dependentRequired" in schema_path:
-        message = f"{error.message}, because a member that depends on it is present"
+        message = _dependent_required(error)
+    elif kind == "Enum":
+        allowed = ", ".join(json.dumps(option) for option in getattr(error.kind, "options", ()))
+        message = f"{json.dumps(error.instance)} is not one of the allowed values: {allowed}"
     else:
         message = error.message
     message = printable(message)
     if len(message) > MAX_MESSAGE_LENGTH:
         message = message[: MAX_MESSAGE_LENGTH - 1] + "…"
     return message
+
+
+def _dependent_required(error: jsonschema_rs.ValidationError) -> str:
+    """Names the member that needs the missing one (``argsMatch`` needs ``args``)."""
+    missing = getattr(error.kind, "property", None)
+    present = error.instance if isinstance(error.instance, dict) else {}
+    needing = [m for m in _dependents_of(str(missing)) if m in present]
+    if not needing:
+        return f"{error.message}, because a member that depends on it is present"
+    return f"{json.dumps(missing)} is required because {json.dumps(needing[0])} is present"
+
+
+@cache
+def _dependents_of(member: str) -> tuple[str, ...]:
+    """Every member that some packaged schema's ``dependentRequired`` makes need ``member``."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            rules = node.get("dependentRequired")
+            if isinstance(rules, dict):
+                found.extend(k for k, v in rules.items() if isinstance(v, list) and member in v)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(all_schemas())
+    return tuple(dict.fromkeys(found))
 
 
 # Warnings: valid documents that are almost certainly mistakes. One function per rule.

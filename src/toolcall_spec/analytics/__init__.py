@@ -2,8 +2,8 @@
 PII from messages, build events, send them to sinks, check them as an ingest endpoint would, and
 compute the error rate.
 
-Modules, one concern each: :mod:`.pii`, :mod:`.classify`, :mod:`.events`, :mod:`.sinks`,
-:mod:`.ingest`, :mod:`.metrics`, and :mod:`.mcp_server` (needs the ``mcp`` extra). The names below
+Modules, one concern each: ``.pii``, ``.classify``, ``.events``, ``.sinks``,
+``.ingest``, ``.metrics``, and ``.mcp_server`` (needs the ``mcp`` extra). The names below
 are importable from this package and load their module on first use.
 """
 

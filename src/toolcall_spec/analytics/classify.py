@@ -3,17 +3,17 @@
 
 Three ways a call can end, three classifiers:
 
-- the handler returned a result: :func:`classify_result`. An error exactly when ``isError`` is
+- the handler returned a result: ``classify_result``. An error exactly when ``isError`` is
   the JSON boolean ``true`` (``toolcall_spec.rules.is_tool_error``); category ``tool_error``.
   The result may be the wire mapping (``isError``), an ``mcp`` SDK ``CallToolResult`` or this
   package's generated model: :func:`wire_result` turns each into what the client receives.
 - the handler raised: :func:`classify_exception`; category ``unknown``, the exception's own
   message (what the server knows, not the generic text an MCP client is shown).
 - the call failed before the handler ran (unknown tool, invalid arguments):
-  :func:`classify_pre_handler_failure`; category ``validation``.
+  ``classify_pre_handler_failure``; category ``validation``.
 
-Every message goes through :func:`error_message`: cut to :data:`MESSAGE_SAFETY_CEILING`, PII
-stripped, then clamped to :data:`MAX_ERROR_MESSAGE_LENGTH`. Stripping before the clamp means a
+Every message goes through ``error_message``: cut to ``MESSAGE_SAFETY_CEILING``, PII
+stripped, then clamped to ``MAX_ERROR_MESSAGE_LENGTH``. Stripping before the clamp means a
 clamp can only cut a redaction token, never leave half of an address readable.
 
 With output capture off, a message taken from the result (the ``tool_error`` text, the

@@ -1,6 +1,6 @@
 """Building complete, schema-valid analytics ``tool_call`` events.
 
-:class:`EventFactory` holds what is the same for every event of a server (session, source, SDK
+``EventFactory`` holds what is the same for every event of a server (session, source, SDK
 version, capture switches) and the injectable clock and id source, so tests can pin both.
 Captured inputs and outputs are cut to :data:`MAX_CAPTURED_BYTES` first (long strings cut at a
 boundary that leaves no part of an address or number behind, the value marked ``"_truncated":

@@ -3,9 +3,9 @@ the same check over a JSONL file of any size.
 
 A batch (``{"events": [...]}``) is answered like this:
 
-- ``413`` when the body is over :data:`MAX_BODY_BYTES`, decided before it is parsed;
+- ``413`` when the body is over ``MAX_BODY_BYTES``, decided before it is parsed;
 - ``400`` for a batch that is not one: not JSON, not an object, no ``events`` array, unknown
-  top-level members, 0 or more than :data:`MAX_BATCH_EVENTS` events; and when every event is
+  top-level members, 0 or more than ``MAX_BATCH_EVENTS`` events; and when every event is
   rejected;
 - otherwise each event is checked on its own, ``200`` when all are accepted, ``207`` when some are
   rejected.
@@ -327,7 +327,7 @@ def _envelope_validator() -> jsonschema_rs.Validator:
 # --- a JSONL file -------------------------------------------------------------------------------
 
 ProgressCallback = Callable[[int, int, int], None]
-"""Called with (events read, accepted, rejected) every :data:`PROGRESS_EVERY` events."""
+"""Called with (events read, accepted, rejected) every ``PROGRESS_EVERY`` events."""
 PROGRESS_EVERY = 10_000
 
 

@@ -107,7 +107,7 @@ _CURRENT: ContextVar[_Call | None] = ContextVar("toolcall_spec_tool_call", defau
 
 
 class ToolCallAnalytics:
-    """The observer :func:`instrument` installs; ``events_emitted`` counts what it sent."""
+    """The observer ``instrument`` installs; ``events_emitted`` counts what it sent."""
 
     def __init__(
         self,

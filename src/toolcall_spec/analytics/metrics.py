@@ -10,7 +10,7 @@ and reported as ``unreadable``. Lines that are not ``tool_call`` events at all (
 are counted as ``skipped``.
 
 Events recorded before tool results with ``isError: true`` counted as errors say ``status:
-success`` while their captured ``output_content`` has ``isError: true``. :class:`ErrorMetrics`
+success`` while their captured ``output_content`` has ``isError: true``. ``ErrorMetrics``
 reports them as ``reclassified`` and gives the ``corrected_error_rate`` that counts them as
 ``tool_error``, so a user sees the numbers the rule gives for old data too.
 """

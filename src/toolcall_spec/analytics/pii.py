@@ -64,7 +64,7 @@ SECRET_TOKEN = "[SECRET_REDACTED]"
 TOKENS = (EMAIL_TOKEN, CARD_TOKEN, SSN_TOKEN, PHONE_TOKEN, IBAN_TOKEN, IP_TOKEN, SECRET_TOKEN)
 
 MAX_DEPTH = 64
-"""Nesting depth :func:`strip_pii_deep` walks; deeper values are replaced by :data:`DEPTH_TOKEN`."""
+"""Nesting depth ``strip_pii_deep`` walks; deeper values are replaced by ``DEPTH_TOKEN``."""
 DEPTH_TOKEN = "[TOO_DEEP]"
 
 Span = tuple[int, int]

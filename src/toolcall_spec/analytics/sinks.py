@@ -1,9 +1,9 @@
 """Where events go. A sink is any callable that takes one event; three are provided:
-:class:`MemorySink` (a list, for tests and notebooks), :class:`JsonlFileSink` (append one line per
-event and flush, so a crash loses nothing written) and :func:`callback_sink` (adapt a function,
+``MemorySink`` (a list, for tests and notebooks), ``JsonlFileSink`` (append one line per
+event and flush, so a crash loses nothing written) and ``callback_sink`` (adapt a function,
 e.g. one that queues events for an HTTP batch).
 
-:func:`deliver` is how the package hands an event to a sink: a sink that raises is logged, never
+``deliver`` is how the package hands an event to a sink: a sink that raises is logged, never
 allowed to break the tool call it observes.
 """
 
@@ -36,7 +36,7 @@ def deliver(sink: Sink, event: Event) -> bool:
 
 
 class MemorySink:
-    """Keeps every event in :attr:`events`, in arrival order."""
+    """Keeps every event in ``events``, in arrival order."""
 
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
@@ -47,7 +47,7 @@ class MemorySink:
 
 class JsonlFileSink:
     """Appends each event as one JSON line to a file and flushes it. Thread-safe. Use it as a
-    context manager, or call :meth:`close`."""
+    context manager, or call ``close``."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

@@ -10,11 +10,22 @@ input cannot be read or is neither shape.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 from toolcall_spec.analytics.classify import Classification, classify_exception, classify_result
-from toolcall_spec.cli.console import DocumentError, fail, print_json, read_document
+from toolcall_spec.cli.console import (
+    DocumentError,
+    add_jsonl_option,
+    fail,
+    open_input,
+    print_json,
+    read_document,
+)
+from toolcall_spec.loading import iter_jsonl
 
 
 def register(subparsers: Any) -> str:
@@ -34,10 +45,13 @@ def register(subparsers: Any) -> str:
         action="store_false",
         help="as with output capture off: a message taken from the result is dropped",
     )
+    add_jsonl_option(parser)
     return "classify"
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        return _classify_lines(args)
     try:
         document = read_document(args.file)
     except (DocumentError, OSError) as exc:
@@ -52,6 +66,20 @@ def run(args: argparse.Namespace) -> int:
         fail(f"{args.file}: isError: {is_error!r} is not the boolean true, so not an error")
     print_json(classification.fields())
     return 0
+
+
+def _classify_lines(args: argparse.Namespace) -> int:
+    """One JSON line of fields per input line; a line that is neither shape is named on stderr."""
+    code = 0
+    with open_input(args.file) as handle:
+        for number, document, error in iter_jsonl(handle):
+            outcome = error or classify_document(document, capture_output=args.capture_output)
+            if isinstance(outcome, str):
+                fail(f"{args.file}:{number}: {outcome}")
+                code = 2
+                continue
+            sys.stdout.write(orjson.dumps(outcome.fields()).decode() + "\n")
+    return code
 
 
 def classify_document(document: Any, *, capture_output: bool = True) -> Classification | str:

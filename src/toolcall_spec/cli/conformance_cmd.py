@@ -17,7 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from toolcall_spec.cli.console import fail, print_json
+from toolcall_spec.cli.console import fail, http_url, print_json
+from toolcall_spec.cli.selection import SelectionError, compile_selection
 
 STRICT_ENV = "OPENWOP_REQUIRE_BEHAVIOR"
 """Upstream's switch for strict conformance: ``true`` (or ``1``) does what ``--strict`` does."""
@@ -39,10 +40,18 @@ def register(subparsers: Any) -> str:
     parser.add_argument(
         "--host",
         metavar="URL",
+        type=http_url,
         action="append",
         help="base URL of an OpenWOP v2 host; repeat it to fold several hosts into one report",
     )
     parser.add_argument("--token", metavar="T", help="bearer token, sent to every --host")
+    parser.add_argument(
+        "-k",
+        metavar="EXPR",
+        dest="select",
+        help="run only the legs whose requirement id matches EXPR: words (substrings) with "
+        'and, or, not and parentheses, as in pytest (-k "0245 and not unadvertised")',
+    )
     return "conformance"
 
 
@@ -54,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if args.token is not None and args.host is None:
         fail("conformance: --token needs --host")
         return 2
+    from toolcall_spec.conformance.registry import LEGS  # noqa: PLC0415
     from toolcall_spec.conformance.report import (  # noqa: PLC0415  (keeps `--help` light)
         as_json,
         render_junit,
@@ -61,10 +71,21 @@ def run(args: argparse.Namespace) -> int:
     )
     from toolcall_spec.conformance.runner import run_conformance  # noqa: PLC0415
 
+    legs = LEGS
+    if args.select is not None:
+        try:
+            selected = compile_selection(args.select)
+        except SelectionError as exc:
+            fail(f"conformance: {exc}")
+            return 2
+        legs = tuple(leg for leg in LEGS if selected(leg.requirement_id))
+        if not legs:
+            fail(f"conformance: -k {args.select!r} selects no leg")
+            return 2
     strict = bool(args.strict) or strict_from_env()
     try:
         with _adapters(args.host, args.token) as adapters:
-            report = run_conformance(adapters, strict=strict)
+            report = run_conformance(adapters, legs, strict=strict)
     except _UsageError as exc:
         fail(f"conformance: {exc}")
         return 2

@@ -2,9 +2,10 @@
 
 FILE is a batch (``{"events": [...]}``, JSON) or a JSONL file of events (``.jsonl``/``.ndjson``,
 or ``--jsonl``); ``-`` reads stdin. The answer has ``status`` (the HTTP code: 200, 207, 400,
-413), ``accepted``, ``rejected`` and ``errors`` (``index``, for JSONL also ``line``, and
-``issues``). A JSONL file is read line by line in constant memory, its rejections written as they
-are found; on a terminal, progress is shown on stderr.
+413) first, then ``accepted``, ``rejected`` and ``errors`` (``index``, for JSONL also ``line``,
+and ``issues``). A JSONL file is read line by line in constant memory, its rejections spooled to
+a temporary file; the answer is written once the whole input is read, so an interrupted run
+leaves no half-written JSON. On a terminal, progress is shown on stderr.
 
 Exit 0 when every event was accepted, 1 when anything was rejected (or the batch refused), 2 when
 the file cannot be read.
@@ -13,9 +14,9 @@ the file cannot be read.
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
-from contextlib import AbstractContextManager, nullcontext
-from pathlib import Path
+import tempfile
 from typing import Any, BinaryIO
 
 import orjson
@@ -28,7 +29,7 @@ from toolcall_spec.analytics.ingest import (
     iter_jsonl_rejections,
     jsonl_answer,
 )
-from toolcall_spec.cli.console import fail, print_json
+from toolcall_spec.cli.console import add_jsonl_option, fail, open_input, print_json
 from toolcall_spec.cli.progress import TerminalProgress
 from toolcall_spec.loading import is_jsonl_path
 
@@ -42,7 +43,7 @@ def register(subparsers: Any) -> str:
         "file.",
     )
     parser.add_argument("file", metavar="FILE", help="batch JSON or JSONL file; - for stdin")
-    parser.add_argument("--jsonl", action="store_true", help="read FILE as JSONL whatever its name")
+    add_jsonl_option(parser)
     return "ingest"
 
 
@@ -54,35 +55,33 @@ def run(args: argparse.Namespace) -> int:
             else:
                 answer = ingest_body(handle.read(MAX_BODY_BYTES + 1))  # enough to tell 413
                 print_json(answer.as_dict())
+    except BrokenPipeError:
+        raise  # the reader left (| head): not a read error; the CLI's guard ends quietly
     except OSError as exc:
         fail(f"{args.file}: cannot read: {exc.strerror or exc}")
         return 2
     return 0 if answer.status == 200 else 1
 
 
-def open_input(name: str) -> AbstractContextManager[BinaryIO]:
-    """The named file, or stdin for ``-`` (left open on exit), in binary mode."""
-    if name == "-":
-        return nullcontext(sys.stdin.buffer)
-    return Path(name).open("rb")
-
-
 def _stream_jsonl(handle: BinaryIO) -> IngestAnswer:
-    """Write the answer while reading: ``errors`` first, one rejection at a time, then the counts
-    (JSON members have no order), so memory stays flat however many lines are rejected."""
-    out = sys.stdout
+    """Check every line, spooling the rejections to a temporary file (memory stays flat however
+    many are rejected), then write the answer, ``status`` first, in one pass at the end."""
     counts = [0, 0]
     warnings: list[EventWarning] = []
     progress = TerminalProgress.for_stderr(handle)
-    out.write('{\n  "errors": [')
-    separator = "\n    "
-    for rejection in iter_jsonl_rejections(handle, counts, progress, warnings):
-        out.write(separator + orjson.dumps(rejection.as_dict()).decode())
-        separator = ",\n    "
-    if progress is not None:
-        progress.done()
-    out.write("\n  ]," if counts[1] else "],")
-    answer = jsonl_answer(counts[0], counts[1], None, warnings)
-    tail = {key: value for key, value in answer.as_dict().items() if key != "errors"}
-    out.write(orjson.dumps(tail, option=orjson.OPT_INDENT_2).decode()[1:] + "\n")
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        separator = "\n    "
+        for rejection in iter_jsonl_rejections(handle, counts, progress, warnings):
+            spool.write(separator + orjson.dumps(rejection.as_dict()).decode())
+            separator = ",\n    "
+        if progress is not None:
+            progress.done()
+        answer = jsonl_answer(counts[0], counts[1], None, warnings)
+        head = {key: value for key, value in answer.as_dict().items() if key != "errors"}
+        out = sys.stdout
+        out.write(orjson.dumps(head, option=orjson.OPT_INDENT_2).decode()[:-2])
+        out.write(',\n  "errors": [')
+        spool.seek(0)
+        shutil.copyfileobj(spool, out)
+        out.write("\n  ]\n}\n" if counts[1] else "]\n}\n")
     return answer

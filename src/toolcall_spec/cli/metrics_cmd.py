@@ -17,8 +17,14 @@ import argparse
 from typing import Any
 
 from toolcall_spec.analytics.metrics import ErrorMetrics, error_metrics, jsonl_error_metrics
-from toolcall_spec.cli.console import DocumentError, fail, print_json, read_document
-from toolcall_spec.cli.ingest_cmd import open_input
+from toolcall_spec.cli.console import (
+    DocumentError,
+    add_jsonl_option,
+    fail,
+    open_input,
+    print_json,
+    read_document,
+)
 from toolcall_spec.loading import is_jsonl_path
 
 
@@ -38,7 +44,7 @@ def register(subparsers: Any) -> str:
         help="compute inside a store instead (events.duckdb or clickhouse://host:port/db)",
     )
     parser.add_argument("--project", help="with --store: only this project's events")
-    parser.add_argument("--jsonl", action="store_true", help="read FILE as JSONL whatever its name")
+    add_jsonl_option(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text")
     return "metrics"
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolcall_spec.cli.console import fail, print_json
+from toolcall_spec.cli.console import add_jsonl_option, fail, print_json
 from toolcall_spec.loading import MAX_DOCUMENT_BYTES, DocumentError, is_jsonl_path, parse_json
 
 if TYPE_CHECKING:
@@ -29,12 +29,13 @@ def register(subparsers: Any) -> str:
     parser.add_argument(
         "runlog", metavar="RUNLOG", help="the event log (JSONL or JSON); - for stdin"
     )
+    add_jsonl_option(parser)
     return "promote"
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        promotion = _promote_source(args.runlog)
+        promotion = _promote_source(args.runlog, jsonl=args.jsonl)
     except DocumentError as exc:
         fail(f"{args.runlog}: {exc}")
         return 2
@@ -49,13 +50,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _promote_source(source: str) -> Promotion:
+def _promote_source(source: str, *, jsonl: bool = False) -> Promotion:
     from toolcall_spec.replay.promote import promote, promote_jsonl  # noqa: PLC0415
 
-    if source != "-" and is_jsonl_path(source):
-        with Path(source).open("rb") as handle:
-            return promote_jsonl(handle)
     raw = _read_all(source)
+    if not raw.strip():
+        raise DocumentError("the log is empty: nothing to promote")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DocumentError("the log is not UTF-8 text (a binary file?)") from None
+    if jsonl or is_jsonl_path(source):
+        return promote_jsonl(io.BytesIO(raw))
     try:
         document = parse_json(raw)
     except DocumentError:

@@ -9,10 +9,21 @@ capability document is invalid.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
-from toolcall_spec.cli.console import DocumentError, fail, print_json, read_document
+import orjson
+
+from toolcall_spec.cli.console import (
+    DocumentError,
+    add_jsonl_option,
+    fail,
+    open_input,
+    read_document,
+)
+from toolcall_spec.loading import iter_jsonl
 
 
 def register(subparsers: Any) -> str:
@@ -28,6 +39,13 @@ def register(subparsers: Any) -> str:
     parser.add_argument(
         "--mode", help="the eval mode to run (default: the first mode the suite declares)"
     )
+    parser.add_argument(
+        "--format",
+        choices=("json", "timeline"),
+        default="json",
+        help="json (default): events and summary; timeline: one readable line per event",
+    )
+    add_jsonl_option(parser)
     return "replay"
 
 
@@ -44,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from toolcall_spec.replay.refusal import RunRefused  # noqa: PLC0415
 
     documents: list[Any] = []
-    for source in (args.suite, args.capabilities):
+    sources = (None if args.jsonl else args.suite, args.capabilities)
+    for source in sources:
         try:
             documents.append(None if source is None else read_document(source))
         except DocumentError as exc:
@@ -56,10 +75,43 @@ def run(args: argparse.Namespace) -> int:
     except InvalidCapabilitiesError as exc:
         fail(f"{args.capabilities}: {exc}")
         return 2
+    if args.jsonl:
+        return _replay_lines(host, args)
+    code, output = _replay(host, suite, args)
+    sys.stdout.write(output)
+    return code
+
+
+def _replay(
+    host: Any, suite: Any, args: argparse.Namespace, *, compact: bool = False
+) -> tuple[int, str]:
+    """Exit code and output of one suite: its events and summary, or the refusal envelope."""
+    from toolcall_spec.replay.refusal import RunRefused  # noqa: PLC0415
+
+    dump = orjson.dumps if compact else partial(orjson.dumps, option=orjson.OPT_INDENT_2)
     try:
         run_id = host.create_run(suite, mode=args.mode or default_mode(suite))
     except RunRefused as refusal:
-        print_json(refusal.envelope)
-        return 1
-    print_json({"events": host.events(run_id), "summary": host.summary(run_id)})
-    return 0
+        return 1, dump(refusal.envelope).decode() + "\n"
+    if args.format == "timeline":
+        from toolcall_spec.cli.timeline import timeline  # noqa: PLC0415
+
+        return 0, timeline(host.events(run_id), host.summary(run_id))
+    return 0, dump({"events": host.events(run_id), "summary": host.summary(run_id)}).decode() + "\n"
+
+
+def _replay_lines(host: Any, args: argparse.Namespace) -> int:
+    """``--jsonl``: one suite a line; one answer a line (JSON), or a timeline per suite."""
+    worst = 0
+    with open_input(args.suite) as handle:
+        for number, suite, error in iter_jsonl(handle):
+            if error is not None:
+                fail(f"{args.suite}:{number}: {error}")
+                worst = 2
+                continue
+            code, output = _replay(host, suite, args, compact=True)
+            if args.format == "timeline":
+                output = f"== {args.suite}:{number}\n{output}"
+            sys.stdout.write(output)
+            worst = max(worst, code)
+    return worst

@@ -1,4 +1,5 @@
-"""``toolcall-spec schema [NAME]``: list the packaged schemas, or print one."""
+"""``toolcall-spec schema [NAME]``: list the packaged schemas, print one, or print a kind's schema
+with every ``$ref`` inlined (``--bundle KIND``)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,22 @@ from toolcall_spec.cli.console import fail, print_json
 def register(subparsers: Any) -> str:
     parser = subparsers.add_parser("schema", help="list the packaged schemas, or print one")
     parser.add_argument("name", nargs="?", help="a kind (e.g. suite) or a schema file path")
+    parser.add_argument(
+        "--bundle",
+        metavar="KIND",
+        choices=KINDS,
+        help="print KIND's schema self-contained, every $ref inlined, for tools that cannot "
+        "resolve references (e.g. check-jsonschema --schemafile). KIND: " + ", ".join(KINDS),
+    )
     return "schema"
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.bundle is not None:
+        from toolcall_spec.bundling import bundle  # noqa: PLC0415
+
+        print_json(bundle(args.bundle))
+        return 0
     schemas = all_schemas()
     if args.name is None:
         kind_of = {path: kind for kind, path in SCHEMA_FILES.items()}

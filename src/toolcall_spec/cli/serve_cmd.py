@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from toolcall_spec.cli.console import fail
+from toolcall_spec.cli.console import fail, port_number
 
 DEFAULT_PORT = 8765
 TOKEN_ENV = "TOOLCALL_SPEC_TOKEN"
@@ -24,7 +24,7 @@ def register(subparsers: Any) -> str:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     parser.add_argument(
         "--port",
-        type=int,
+        type=port_number,
         default=DEFAULT_PORT,
         help=f"port (default {DEFAULT_PORT}; 0 picks a free one)",
     )

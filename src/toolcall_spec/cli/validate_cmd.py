@@ -10,14 +10,12 @@ import argparse
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from toolcall_spec.catalog import KINDS
-from toolcall_spec.cli.console import print_json, read_document
+from toolcall_spec.cli.console import add_jsonl_option, open_input, print_json, read_document
 from toolcall_spec.loading import DocumentError, is_jsonl_path, iter_jsonl
 from toolcall_spec.problems import Problem, has_errors
-from toolcall_spec.validation import validate
 
 
 @dataclass
@@ -39,11 +37,12 @@ def register(subparsers: Any) -> str:
     parser.add_argument("files", nargs="+", metavar="FILE", help="JSON or JSONL files; - for stdin")
     parser.add_argument("--kind", choices=KINDS, help="document kind (inferred when omitted)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_jsonl_option(parser)
     return "validate"
 
 
 def run(args: argparse.Namespace) -> int:
-    reports = [_check_file(name, args.kind) for name in args.files]
+    reports = [_check_file(name, args.kind, jsonl=args.jsonl) for name in args.files]
     if args.format == "json":
         print_json(
             {"valid": all(r.valid for r in reports), "files": [_as_json(r) for r in reports]}
@@ -55,15 +54,16 @@ def run(args: argparse.Namespace) -> int:
     return 0 if all(r.valid for r in reports) else 1
 
 
-def _check_file(name: str, kind: str | None) -> FileReport:
+def _check_file(name: str, kind: str | None, *, jsonl: bool = False) -> FileReport:
     report = FileReport(name)
     try:
-        if is_jsonl_path(name):
-            for number, problem in _jsonl_problems(Path(name), kind, report):
+        if jsonl or is_jsonl_path(name):
+            for number, problem in _jsonl_problems(name, kind, report):
                 report.problems.append((number, problem))
         else:
             report.documents = 1
-            report.problems.extend((None, p) for p in validate(read_document(name), kind))
+            document = read_document(name)
+            report.problems.extend((None, p) for p in _validate(document, kind))
     except DocumentError as exc:
         report.unreadable = str(exc)
     except OSError as exc:
@@ -72,16 +72,23 @@ def _check_file(name: str, kind: str | None) -> FileReport:
 
 
 def _jsonl_problems(
-    path: Path, kind: str | None, report: FileReport
+    name: str, kind: str | None, report: FileReport
 ) -> Iterator[tuple[int, Problem]]:
-    with path.open("rb") as handle:
+    with open_input(name) as handle:
         for number, value, error in iter_jsonl(handle):
             report.documents += 1
             if error is not None:
                 yield number, Problem("(root)", error)
                 continue
-            for problem in validate(value, kind):
+            for problem in _validate(value, kind):
                 yield number, problem
+
+
+def _validate(document: Any, kind: str | None) -> list[Problem]:
+    # Imported on first use: `validate --help` starts without the validator.
+    from toolcall_spec.validation import validate  # noqa: PLC0415
+
+    return validate(document, kind)
 
 
 def _location(report: FileReport, number: int | None) -> str:

@@ -6,8 +6,8 @@ document valid before stays valid. ``patch``: what validates is unchanged. spec/
 states the policy.
 
 The comparison is conservative: a change it cannot show to be safe is major, and its message says
-why. ``toolcall-spec diff OLD NEW`` is the command line over :func:`compare_trees` and
-:func:`compare`.
+why. ``toolcall-spec diff OLD NEW`` is the command line over ``compare_trees`` and
+``compare``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What a comparison finds: one :class:`Change` per difference, each with the release it needs."""
+"""What a comparison finds: one ``Change`` per difference, each with the release it needs."""
 
 from __future__ import annotations
 

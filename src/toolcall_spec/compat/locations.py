@@ -1,5 +1,5 @@
-"""Where a subschema is: a :class:`Loc` (file and JSON pointer) in one version, a :class:`Side`
-that resolves ``$ref`` offline among the files of one version, and :class:`At`, the position of
+"""Where a subschema is: a ``Loc`` (file and JSON pointer) in one version, a ``Side``
+that resolves ``$ref`` offline among the files of one version, and ``At``, the position of
 a comparison: the document path it concerns plus the location on each side."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Side:
                 self._by_uri.setdefault(urldefrag(document["$id"]).url, name)
 
     def at(self, loc: Loc) -> Any:
-        """The value at ``loc``, or :data:`MISSING`."""
+        """The value at ``loc``, or ``MISSING``."""
         node = self.documents.get(loc.file, MISSING)
         for key in loc.pointer:
             in_object = isinstance(node, dict) and isinstance(key, str) and key in node
@@ -56,7 +56,7 @@ class Side:
         return node
 
     def _normalized(self, name: str, parts: tuple[str, ...]) -> Loc | None:
-        """The pointer with array indices as ``int``, as :meth:`At.to` writes them; ``None`` when
+        """The pointer with array indices as ``int``, as ``At.to`` writes them; ``None`` when
         it leads nowhere."""
         node, out = self.documents.get(name, MISSING), []
         for part in parts:
@@ -135,7 +135,7 @@ def matching(pattern: str) -> Segment:
 
 
 def extend(path: str, segment: str | Segment | None) -> str:
-    """``path`` plus a member name or a :class:`Segment`."""
+    """``path`` plus a member name or a ``Segment``."""
     if segment is None:
         return path
     if isinstance(segment, str):

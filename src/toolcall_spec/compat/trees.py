@@ -21,7 +21,7 @@ def compare(old: Schema, new: Schema) -> list[Change]:
     """Every change from ``old`` to ``new``, two versions of one JSON Schema (draft 2020-12).
 
     References into other files cannot be followed here: the same reference on both sides is
-    taken as unchanged, a changed one is major. :func:`compare_trees` follows them."""
+    taken as unchanged, a changed one is major. ``compare_trees`` follows them."""
     return compare_documents({"": old}, {"": new})
 
 
@@ -61,13 +61,13 @@ def _refuse_unusable(version: str, name: str, schema: Schema) -> None:
 
 
 def compare_trees(old_dir: str | Path, new_dir: str | Path) -> list[Change]:
-    """:func:`compare_documents` over two folders of ``*.json`` schema files."""
+    """``compare_documents`` over two folders of ``*.json`` schema files."""
     return compare_documents(load_tree(old_dir), load_tree(new_dir))
 
 
 def load_tree(folder: str | Path) -> dict[str, Schema]:
     """Every ``*.json`` file below ``folder``, by path relative to it. Raises
-    :class:`~toolcall_spec.loading.DocumentError` naming the file that cannot be used."""
+    ``toolcall_spec.loading.DocumentError`` naming the file that cannot be used."""
     root = Path(folder)
     if not root.is_dir():
         raise DocumentError(f"{folder}: not a folder")
@@ -82,7 +82,7 @@ def load_tree(folder: str | Path) -> dict[str, Schema]:
 
 
 def read_schema(path: str | Path) -> Schema:
-    """One schema file; :class:`DocumentError` when it is not JSON or not a schema."""
+    """One schema file; ``DocumentError`` when it is not JSON or not a schema."""
     try:
         value = read_json_file(path)
     except DocumentError as exc:

@@ -22,7 +22,7 @@ WITHHELD = ("fixtureErrors", "fixtureMatching", "baselineSelection", "recordedFi
 
 
 class InProcessAdapter:
-    """A :class:`~toolcall_spec.conformance.adapter.HostAdapter` over a ``ReferenceHost`` (or a
+    """A ``toolcall_spec.conformance.adapter.HostAdapter`` over a ``ReferenceHost`` (or a
     subclass: the mutant hosts), in the same process."""
 
     def __init__(self, host: ReferenceHost, name: str = REFERENCE) -> None:

@@ -1,6 +1,6 @@
 """What a conformance leg concludes: one of five outcomes, always with a reason.
 
-A leg function either returns a :class:`Verdict` or raises one of the exceptions below; the runner
+A leg function either returns a ``Verdict`` or raises one of the exceptions below; the runner
 turns every path into an outcome, so a leg never ends without one (upstream forbids a bare early
 return). ``executed-*`` outcomes mean the host was really exercised; the other three say why not.
 """
@@ -48,7 +48,7 @@ def passed(reason: str) -> Verdict:
 
 
 class LegFailedError(Exception):
-    """Raised by a leg (usually through :func:`check`) when the host violates the requirement."""
+    """Raised by a leg (usually through ``check``) when the host violates the requirement."""
 
 
 class LegNotRunError(Exception):

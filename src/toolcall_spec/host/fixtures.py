@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any
 
 from toolcall_spec.loading import parse_json
+from toolcall_spec.package_data import read_text
 
 FIXTURE_ERROR = "conformance-eval-fixture-error"
 """RFC 0245's fixture: the scripted agent calls one tool twice; an ``isError: true`` entry answers
@@ -29,8 +30,6 @@ class UnknownFixtureError(KeyError):
 
 @cache
 def _fixture_text(fixture_id: str) -> str:
-    from importlib import resources  # noqa: PLC0415  (only needed once a fixture is read)
-
     try:
         relative = FIXTURE_FILES[fixture_id]
     except KeyError:
@@ -38,7 +37,7 @@ def _fixture_text(fixture_id: str) -> str:
         raise UnknownFixtureError(
             f"no conformance fixture {fixture_id!r}; known: {known}"
         ) from None
-    return resources.files("toolcall_spec").joinpath(f"examples/{relative}").read_text("utf-8")
+    return read_text(f"examples/{relative}")
 
 
 def load_fixture(fixture_id: str) -> dict[str, Any]:

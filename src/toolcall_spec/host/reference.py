@@ -23,7 +23,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
-from importlib import resources
+from toolcall_spec.package_data import read_text
 from typing import Any, ClassVar, TypeVar
 
 import orjson
@@ -93,7 +93,7 @@ class InvalidCapabilitiesError(ValueError):
 
 @cache
 def _packaged_text(relative: str) -> str:
-    return resources.files("toolcall_spec").joinpath(relative).read_text(encoding="utf-8")
+    return read_text(relative)
 
 
 def load_packaged_json(relative: str) -> Any:

@@ -9,7 +9,7 @@ OpenWOP fetches eval suites by reference; this host accepts three kinds, and nev
   resolved (symlinks, ``..``) before the check, then opened component by component without
   following links, so nothing outside the directory can be read even if the tree changes meanwhile.
 
-Every refusal is an :class:`ApiError` naming ``evalSuiteRef``.
+Every refusal is an ``ApiError`` naming ``evalSuiteRef``.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class SuiteSources:
 def resolve_suite_ref(
     ref: str, sources: SuiteSources, *, max_bytes: int = DEFAULT_MAX_SUITE_BYTES
 ) -> dict[str, Any]:
-    """The suite ``ref`` names, as a JSON object of at most ``max_bytes``; :class:`ApiError`
+    """The suite ``ref`` names, as a JSON object of at most ``max_bytes``; ``ApiError``
     when it cannot be used."""
     if ref in sources.fixtures:
         return _as_suite(sources.fixtures[ref]())

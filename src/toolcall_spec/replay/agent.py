@@ -68,7 +68,7 @@ def script_problems(task_input: Any, at: Sequence[str | int] = ()) -> Iterator[P
 
 
 def parse_script(task_input: Any) -> list[ScriptedCall]:
-    """The calls of a task input already checked by :func:`script_problems`."""
+    """The calls of a task input already checked by ``script_problems``."""
     return [ScriptedCall(call["tool"], dict(call.get("args", {}))) for call in task_input["calls"]]
 
 
