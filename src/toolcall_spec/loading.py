@@ -185,7 +185,7 @@ def read_json_stream(handle: BinaryIO, *, max_bytes: int = MAX_DOCUMENT_BYTES) -
 
 
 def read_limited(handle: BinaryIO, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
-    """At most ``max_bytes`` of ``handle``; :class:`DocumentError` as soon as there is more."""
+    """At most ``max_bytes`` of ``handle``; ``DocumentError`` as soon as there is more."""
     raw = handle.read(max_bytes + 1)
     if len(raw) > max_bytes:
         raise DocumentError(f"document is over the limit of {max_bytes:,} bytes")
@@ -243,7 +243,7 @@ def iter_jsonl(
 
 
 def _parse_slowly(raw: bytes) -> tuple[Any, str | None]:
-    """A line orjson refused, read by :func:`parse_json`:
+    """A line orjson refused, read by ``parse_json``:
     the same value (it accepts a byte order mark, for one) or the same message as elsewhere."""
     try:
         return parse_json(raw), None

@@ -52,7 +52,7 @@ def validate(document: Any, kind: Kind | str | None = None) -> list[Problem]:
 
 def structure_problems(document: Any, max_depth: int = MAX_DEPTH) -> list[Problem]:
     """What makes a document unusable whatever its kind: nesting deeper than ``max_depth``, or
-    an integer outside :data:`INTEGER_RANGE`. Walked without recursion, so any depth is safe."""
+    an integer outside ``INTEGER_RANGE``. Walked without recursion, so any depth is safe."""
     stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(document, 0, ())]
     while stack:
         node, depth, path = stack.pop()

@@ -6,8 +6,8 @@ Three ways a call can end, three classifiers:
 - the handler returned a result: ``classify_result``. An error exactly when ``isError`` is
   the JSON boolean ``true`` (``toolcall_spec.rules.is_tool_error``); category ``tool_error``.
   The result may be the wire mapping (``isError``), an ``mcp`` SDK ``CallToolResult`` or this
-  package's generated model: :func:`wire_result` turns each into what the client receives.
-- the handler raised: :func:`classify_exception`; category ``unknown``, the exception's own
+  package's generated model: ``wire_result`` turns each into what the client receives.
+- the handler raised: ``classify_exception``; category ``unknown``, the exception's own
   message (what the server knows, not the generic text an MCP client is shown).
 - the call failed before the handler ran (unknown tool, invalid arguments):
   ``classify_pre_handler_failure``; category ``validation``.
@@ -76,7 +76,7 @@ class WireModel(Protocol):
 
 
 ToolResult = Mapping[str, Any] | WireModel
-"""What :func:`classify_result` accepts: the wire mapping, or a model that serializes to it."""
+"""What ``classify_result`` accepts: the wire mapping, or a model that serializes to it."""
 
 SNAKE_CASE_HINT = (
     "a result mapping with snake_case 'is_error' and no 'isError' is not what the client "
@@ -88,7 +88,7 @@ def wire_result(result: ToolResult) -> Mapping[str, Any]:
     """The result as the client receives it. A model is serialized by alias in JSON mode, so its
     ``isError`` is the value the SDK sends (pydantic has already coerced what it was built from:
     ``CallToolResult(is_error="true")`` holds, and sends, ``true``). A mapping is taken as the
-    wire form; one that only has the snake_case ``is_error`` raises :class:`TypeError`, because
+    wire form; one that only has the snake_case ``is_error`` raises ``TypeError``, because
     reading it as a wire result would count an error as a success."""
     if isinstance(result, Mapping):
         if "is_error" in result and "isError" not in result:
@@ -135,7 +135,7 @@ def classify_result(
 def classify_result(result: WireModel, *, capture_output: bool = True) -> Classification: ...
 def classify_result(result: ToolResult, *, capture_output: bool = True) -> Classification:
     """Classify a returned ``CallToolResult``: the wire mapping, an ``mcp`` SDK result object or
-    the generated model (see :func:`wire_result`). Only ``isError: true`` is an error;
+    the generated model (see ``wire_result``). Only ``isError: true`` is an error;
     ``"true"``, ``1``, ``false``, ``null`` and a missing flag are successes."""
     wire = wire_result(result)
     if not is_tool_error(wire):

@@ -2,7 +2,7 @@
 
 ``EventFactory`` holds what is the same for every event of a server (session, source, SDK
 version, capture switches) and the injectable clock and id source, so tests can pin both.
-Captured inputs and outputs are cut to :data:`MAX_CAPTURED_BYTES` first (long strings cut at a
+Captured inputs and outputs are cut to ``MAX_CAPTURED_BYTES`` first (long strings cut at a
 boundary that leaves no part of an address or number behind, the value marked ``"_truncated":
 true``), then PII-stripped: a huge output is never stripped whole only to be thrown away. What is
 still too large, or is not JSON, is replaced by ``{"_truncated": true}``, as ingest does.
@@ -126,7 +126,7 @@ def _captured_input(arguments: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def captured(value: Mapping[str, Any]) -> dict[str, Any]:
-    """``value`` as an event carries it: cut to :data:`MAX_CAPTURED_BYTES`, then PII-stripped."""
+    """``value`` as an event carries it: cut to ``MAX_CAPTURED_BYTES``, then PII-stripped."""
     size = _json_size(value)
     if size is None:  # not JSON (a tool handed back an object orjson cannot write)
         return dict(TRUNCATED)

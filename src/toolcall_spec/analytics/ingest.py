@@ -12,7 +12,7 @@ A batch (``{"events": [...]}``) is answered like this:
 
 An event that breaks the schema only in ways an older or foreign SDK does (Yavio's SDK 0.3.x, for
 one) is repaired, accepted, and named in ``warnings`` by its ``index`` as sent
-(:func:`repair_event`): over-long free text is cut to its limit (an ``error_message`` is
+(``repair_event``): over-long free text is cut to its limit (an ``error_message`` is
 PII-stripped and clamped to 500 characters, as the SDK side does), unknown members are dropped,
 an error without a category becomes ``unknown``, and a success keeps its status and loses its
 error members. Identifiers (``trace_id``, ``session_id``, ``event_name``, ``user_id``,
@@ -241,7 +241,7 @@ EventCallback = Callable[[dict[str, Any]], None]
 
 
 def ingest_body(body: bytes | str, on_accepted: EventCallback | None = None) -> IngestAnswer:
-    """Answer a batch request body: the size limit, then parsing, then :func:`ingest_batch`."""
+    """Answer a batch request body: the size limit, then parsing, then ``ingest_batch``."""
     raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
     if len(raw) > MAX_BODY_BYTES:
         return _refused(
@@ -258,7 +258,7 @@ def ingest_body(body: bytes | str, on_accepted: EventCallback | None = None) -> 
 
 def ingest_batch(batch: Any, on_accepted: EventCallback | None = None) -> IngestAnswer:
     """Answer a parsed batch: refuse it as a whole when it is not a batch, otherwise check every
-    event on its own (repairing what :func:`repair_event` can, with a warning).
+    event on its own (repairing what ``repair_event`` can, with a warning).
     ``on_accepted`` is given each accepted event, e.g. to store it."""
     refusal = _batch_refusal(batch)
     if refusal is not None:

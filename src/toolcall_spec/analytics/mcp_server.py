@@ -40,7 +40,7 @@ A result the SDK refuses to send (e.g. a 2026-protocol result without ``resultTy
 client as a JSON-RPC error; its event says ``server``.
 
 **Sessions.** By default a call that came over the streamable HTTP transport is in the session of
-its ``Mcp-Session-Id`` header (:func:`derive_session_id`); other calls share one id per server.
+its ``Mcp-Session-Id`` header (``derive_session_id``); other calls share one id per server.
 
 Caveats: the ``MCPServer`` internals this relies on are private (``_lowlevel_server``,
 ``_tool_manager``), so an ``mcp`` upgrade may need this module to follow; a request whose params
@@ -264,7 +264,7 @@ def instrument(
     result is dropped, while ``status`` and ``error_category`` stay.
 
     ``session_id`` is the events' session. By default, a call that came over the streamable HTTP
-    transport with an ``Mcp-Session-Id`` gets an id derived from it (:func:`derive_session_id`),
+    transport with an ``Mcp-Session-Id`` gets an id derived from it (``derive_session_id``),
     so each client session is its own analytics session; any other call gets one new id for this
     server. A string fixes the id for every call; a callable gets the SDK's request context and
     returns the session of that call."""

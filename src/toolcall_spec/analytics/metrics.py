@@ -104,6 +104,6 @@ def error_metrics(events: Iterable[Any]) -> ErrorMetrics:
 
 
 def jsonl_error_metrics(handle: BinaryIO) -> ErrorMetrics:
-    """:func:`error_metrics` over a JSONL stream, line by line in constant memory; a line that is
+    """``error_metrics`` over a JSONL stream, line by line in constant memory; a line that is
     not JSON counts as unreadable."""
     return error_metrics(value if error is None else None for _, value, error in iter_jsonl(handle))

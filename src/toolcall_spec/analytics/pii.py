@@ -79,7 +79,7 @@ def strip_pii(text: str) -> str:
 
 
 def strip_pii_deep(value: object, _depth: int = 0) -> object:
-    """A copy of a JSON value with :func:`strip_pii` applied to every string, keys included, and
+    """A copy of a JSON value with ``strip_pii`` applied to every string, keys included, and
     to every integer written out: one that is a card, phone number or SSN becomes its token
     (``{"card_number": 4111111111111111}`` -> ``{"card_number": "[CC_REDACTED]"}``)."""
     if isinstance(value, str):

@@ -28,8 +28,8 @@ def compare(old: Schema, new: Schema) -> list[Change]:
 def compare_documents(old: Mapping[str, Schema], new: Mapping[str, Schema]) -> list[Change]:
     """Every change between two versions given as schema files by relative path
     (``suites/agent-eval-suite.schema.json``), major changes first. A schema nested deeper than
-    :data:`~toolcall_spec.validation.MAX_DEPTH` levels raises
-    :class:`~toolcall_spec.loading.DocumentError`: no verdict is better than a wrong one."""
+    ``toolcall_spec.validation.MAX_DEPTH`` levels raises
+    ``toolcall_spec.loading.DocumentError``: no verdict is better than a wrong one."""
     for version, documents in (("old", old), ("new", new)):
         for name, schema in documents.items():
             _refuse_unusable(version, name, schema)

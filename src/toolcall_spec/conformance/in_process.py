@@ -63,7 +63,7 @@ class InProcessAdapter:
 
 
 def restricted(host: ReferenceHost) -> ReferenceHost:
-    """The same host (class, live tools, clock) advertising none of :data:`WITHHELD`."""
+    """The same host (class, live tools, clock) advertising none of ``WITHHELD``."""
     return host.without(*WITHHELD)
 
 

@@ -2,12 +2,12 @@
 
 - ``discovery()``: the discovery document (every capability flag is read from it);
 - ``check(request)``: the run-create checks alone, returning the one refusal type
-  (:class:`~toolcall_spec.replay.refusal.RunRefused`) or ``None``;
+  (``toolcall_spec.replay.refusal.RunRefused``) or ``None``;
 - ``execute(run_id, request)``: run a checked request to completion and return its
-  :class:`~toolcall_spec.host.store.RunRecord` (blocking; the caller decides where it runs);
-- a :class:`~toolcall_spec.host.store.RunStore` keeps finished runs; execution does not store.
+  ``toolcall_spec.host.store.RunRecord`` (blocking; the caller decides where it runs);
+- a ``toolcall_spec.host.store.RunStore`` keeps finished runs; execution does not store.
 
-A :class:`~toolcall_spec.replay.refusal.RunRequest` is everything a create asks for: the suite,
+A ``toolcall_spec.replay.refusal.RunRequest`` is everything a create asks for: the suite,
 the agent, the RFC 0251 modes and baseline, the RFC 0252 fixture runs, the RunOptions members and
 the owner. The suite is validated once, by ``check``.
 """

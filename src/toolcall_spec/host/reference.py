@@ -270,7 +270,7 @@ class ReferenceHost:
         return recorded
 
     def execute(self, run_id: str, request: RunRequest) -> RunRecord:
-        """Run a request :meth:`check` accepted, to completion; the record is not stored."""
+        """Run a request ``check`` accepted, to completion; the record is not stored."""
         with paused_gc():
             return self._execute(run_id, request)
 
@@ -319,7 +319,7 @@ class ReferenceHost:
         agent_id: str = SCRIPTED_AGENT_ID,
         baseline_run_id: str | None = None,
     ) -> None:
-        """Raise :class:`RunRefused` if a run of ``suite`` would be refused; run nothing."""
+        """Raise ``RunRefused`` if a run of ``suite`` would be refused; run nothing."""
         refusal = self.check(RunRequest(suite, agent_id, mode, baseline_run_id=baseline_run_id))
         if refusal is not None:
             raise refusal
@@ -333,7 +333,7 @@ class ReferenceHost:
         baseline_run_id: str | None = None,
     ) -> str:
         """Check, then run ``suite`` to completion; return the run id (``<tenant>/<opaque>``).
-        Raises :class:`RunRefused` (``status`` 400, ``envelope``) before anything runs."""
+        Raises ``RunRefused`` (``status`` 400, ``envelope``) before anything runs."""
         return self.submit(RunRequest(suite, agent_id, mode, baseline_run_id=baseline_run_id))
 
     def submit(self, request: RunRequest) -> str:
@@ -361,7 +361,7 @@ class ReferenceHost:
         return self.store.run_ids()
 
     def record(self, run_id: str) -> RunRecord:
-        """The run's one record (raises :class:`UnknownRunError`)."""
+        """The run's one record (raises ``UnknownRunError``)."""
         return self.store.get(run_id)
 
     def events(self, run_id: str) -> list[dict[str, Any]]:

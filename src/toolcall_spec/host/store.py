@@ -1,9 +1,9 @@
 """The run store: finished runs, kept apart from how they were executed.
 
-A :class:`RunRecord` is the one record of a run everyone reads: the in-process host, the HTTP
+A ``RunRecord`` is the one record of a run everyone reads: the in-process host, the HTTP
 server and the conformance adapters. It is frozen once the run finished, and its log and summary
 are never mutated afterwards, so readers share it without copying (a caller who wants to change a
-log copies it first). :class:`RunStore` is a thread-safe map from run id to record, bounded: past
+log copies it first). ``RunStore`` is a thread-safe map from run id to record, bounded: past
 ``max_runs`` the oldest run is evicted.
 """
 

@@ -5,16 +5,16 @@ A request goes through, in this order:
 1. **the key**: ``Authorization: Bearer <key>``; each key belongs to one project, and the project
    comes from the key, never from the body (401 otherwise);
 2. **the size limit, while reading**: the body is read chunk by chunk and the read stops as soon
-   as it passes :data:`~toolcall_spec.analytics.ingest.MAX_BODY_BYTES` (413, nothing parsed). A
+   as it passes ``toolcall_spec.analytics.ingest.MAX_BODY_BYTES`` (413, nothing parsed). A
    ``Content-Encoding: gzip`` body is decompressed as it arrives and the limit applies to the
    decompressed bytes, so a small compressed bomb is refused after reading just past the limit;
-3. **the batch answer** of :func:`~toolcall_spec.analytics.ingest.ingest_body`, the function
+3. **the batch answer** of ``toolcall_spec.analytics.ingest.ingest_body``, the function
    ``toolcall-spec ingest`` answers with (200, 207 or 400, per event);
 4. **the store**: the accepted events are written, and the answer is sent only once the store has
    durably written them. When the store fails, the answer is 503 and nothing is acknowledged: the
    client retries, and the dedupe key (``event_id``) makes the retry count once.
 
-Writes are grouped (:class:`GroupWriter`): the batches of concurrent requests that wait while a
+Writes are grouped (``GroupWriter``): the batches of concurrent requests that wait while a
 write is under way go to the store together in the next write, one commit for all of them, so the
 cost of a durable commit is shared instead of paid per request.
 """
@@ -67,10 +67,10 @@ class IngestSettings:
 
 
 class GroupWriter:
-    """Writes the rows of concurrent requests to the store together. A request's :meth:`write`
+    """Writes the rows of concurrent requests to the store together. A request's ``write``
     returns once a store write holding its rows has returned (durably written), or raises what
     that write raised; while one write is under way, the rows arriving meanwhile wait for the
-    next one. Only the event loop's thread calls :meth:`write`."""
+    next one. Only the event loop's thread calls ``write``."""
 
     def __init__(self, store: EventStore) -> None:
         self._store = store
@@ -145,7 +145,7 @@ def project_of(keys: Mapping[str, str], presented: str | None) -> str | None:
 
 async def read_limited(chunks: AsyncIterator[bytes], limit: int, gzipped: bool) -> bytes:
     """The body, read until its end or until it passes ``limit`` bytes (decompressed, for gzip; the
-    compressed bytes too): then :class:`BodyTooLargeError`, without reading or inflating further."""
+    compressed bytes too): then ``BodyTooLargeError``, without reading or inflating further."""
     inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if gzipped else None
     body = bytearray()
     received = 0

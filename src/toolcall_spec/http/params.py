@@ -150,5 +150,5 @@ def poll_timeout(raw: str | None, low: float, high: float) -> float:
 
 def run_path_candidates(raw_path: str) -> list[tuple[str, str]]:
     """The ``(run id, rest)`` readings of a run resource's raw path (see
-    :func:`toolcall_spec.openwop_wire.run_path_readings`)."""
+    ``toolcall_spec.openwop_wire.run_path_readings``)."""
     return run_path_readings(raw_path)

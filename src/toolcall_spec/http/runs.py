@@ -33,7 +33,7 @@ RunStatus = Literal["running", "completed", "failed"]
 @dataclass(eq=False)
 class ServedRun:
     """A run as the server tracks it: what the create asked, its status, and its one record
-    (:class:`~toolcall_spec.host.store.RunRecord`) once the host finished it."""
+    (``toolcall_spec.host.store.RunRecord``) once the host finished it."""
 
     run_id: str
     request: RunRequest
@@ -116,8 +116,8 @@ class RunRegistry:
         return self._active
 
     def create(self, request: RunRequest) -> ServedRun:
-        """Register a run and start it on a worker; :class:`ApiError` (429) past a limit. The
-        run-create checks must have passed already (:meth:`HostPort.check`)."""
+        """Register a run and start it on a worker; ``ApiError`` (429) past a limit. The
+        run-create checks must have passed already (``HostPort.check``)."""
         self._make_room()
         run_id = f"{self.tenant}/{self._new_opaque_id()}"
         run = ServedRun(

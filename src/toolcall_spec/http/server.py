@@ -65,7 +65,7 @@ def make_server(
     app: Any, *, log_level: str = "warning", connections: ConnectionLimits | None = None
 ) -> uvicorn.Server:
     """uvicorn with this package's protocol: read deadlines for request heads and bodies and a cap
-    on open connections (see :mod:`toolcall_spec.http.connections`)."""
+    on open connections (see ``toolcall_spec.http.connections``)."""
     config = uvicorn.Config(
         app,
         log_level=log_level,

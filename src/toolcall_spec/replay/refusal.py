@@ -27,7 +27,7 @@ MAX_LISTED_PROBLEMS = 20
 class RunRefused(Exception):  # noqa: N818  (the name the host API promises)
     """The one run-create refusal type: ``status`` (HTTP), ``field`` (the full path of what is
     refused, or ``None``) and the flat error ``envelope``. Checks return it; hosts raise it;
-    adapters rebuild it from a host's answer (:meth:`from_envelope`)."""
+    adapters rebuild it from a host's answer (``from_envelope``)."""
 
     def __init__(self, field: str, reason: str, **details: Any) -> None:
         message = f"{field}: {reason}"

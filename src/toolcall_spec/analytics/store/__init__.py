@@ -1,11 +1,11 @@
-"""A store for accepted ``tool_call`` events: one interface (:class:`EventStore`), two engines.
+"""A store for accepted ``tool_call`` events: one interface (``EventStore``), two engines.
 
 - DuckDB, embedded, the default: ``events.duckdb`` (a file path; ``:memory:`` for a throwaway;
   ``events.duckdb?memory_limit=1GB`` raises its memory cap);
 - ClickHouse, for scale: ``clickhouse://[user[:password]@]host[:port]/database`` (the native
   protocol, port 9000 by default, through ``clickhouse-driver``).
 
-Both keep the same table (:mod:`.layout`) and answer the same metric queries. The engines' drivers
+Both keep the same table (``.layout``) and answer the same metric queries. The engines' drivers
 come with the ``store`` extra and are imported only when a store is opened.
 """
 
@@ -21,7 +21,7 @@ DUCKDB_SCHEME = "duckdb://"
 
 
 def open_store(url: str) -> EventStore:
-    """The store at ``url``, its table created when missing. :class:`StoreError` when the engine's
+    """The store at ``url``, its table created when missing. ``StoreError`` when the engine's
     driver is not installed or the store cannot be opened."""
     try:
         if url.startswith(CLICKHOUSE_SCHEME):

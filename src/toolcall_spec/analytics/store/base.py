@@ -22,7 +22,7 @@ class StoreError(Exception):
 
 
 class EventStore(ABC):
-    """Where accepted events live. :meth:`write` returns only once the rows are durably written
+    """Where accepted events live. ``write`` returns only once the rows are durably written
     (an endpoint acknowledges a batch after it returns); writing a row whose
     ``(project_id, event_id)`` is already stored changes nothing."""
 
@@ -31,7 +31,7 @@ class EventStore(ABC):
 
     @abstractmethod
     def write(self, rows: Sequence[Row]) -> None:
-        """Store ``rows`` (see :mod:`.layout`), durably, ignoring keys already stored."""
+        """Store ``rows`` (see ``.layout``), durably, ignoring keys already stored."""
 
     @abstractmethod
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:

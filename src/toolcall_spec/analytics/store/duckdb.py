@@ -5,7 +5,7 @@ batch is acknowledged only after it would survive the process being killed (the 
 the log). One process opens a file for writing at a time; this store serialises its threads on a
 lock, as a DuckDB connection is not meant to be shared by concurrent threads.
 
-DuckDB's memory is capped (:data:`DEFAULT_MEMORY_LIMIT`, or ``?memory_limit=1GB`` after the file
+DuckDB's memory is capped (``DEFAULT_MEMORY_LIMIT``, or ``?memory_limit=1GB`` after the file
 name): past the cap it evicts buffers, the primary-key index's included, to its file, so loading
 a file of any size stays within a bounded memory.
 """

@@ -6,7 +6,7 @@ a retried batch never counts twice (DuckDB: a primary key and ``INSERT OR IGNORE
 columns; the event as accepted is kept whole in ``event_json``, so nothing sent is lost.
 
 ``output_is_error`` is the rule (``isError`` is the JSON boolean ``true``) applied once, when the
-row is written, by :func:`toolcall_spec.rules.is_tool_error`: the metric SQL counts it and never
+row is written, by ``toolcall_spec.rules.is_tool_error``: the metric SQL counts it and never
 re-implements the rule. ``keep_rank`` makes ClickHouse keep the FIRST row written for a key, as
 DuckDB does (a ``ReplacingMergeTree`` keeps the row with the highest version).
 
@@ -146,7 +146,7 @@ class Breakdown:
 
 @dataclass
 class StoreMetrics:
-    """What the metric queries answer: the totals as :class:`ErrorMetrics` (the numbers the JSONL
+    """What the metric queries answer: the totals as ``ErrorMetrics`` (the numbers the JSONL
     reader gives for the same events), and the breakdowns by tool and by day."""
 
     totals: ErrorMetrics
@@ -163,7 +163,7 @@ class StoreMetrics:
 def assemble_metrics(
     totals: Row, by_category: list[Row], by_tool: list[Row], by_day: list[Row]
 ) -> StoreMetrics:
-    """:class:`StoreMetrics` from the rows of the four queries (engines return their own integer
+    """``StoreMetrics`` from the rows of the four queries (engines return their own integer
     and date types; both are normalised here)."""
     metrics = ErrorMetrics(
         tool_calls=int(totals[0]),

@@ -1,7 +1,7 @@
 """Loading a JSONL archive of events into a store: validated, deduplicated, streamed.
 
-Lines are read one at a time (:func:`toolcall_spec.loading.iter_jsonl`), each event checked
-against the schema on its own, and accepted events written in chunks of :data:`CHUNK_EVENTS`, so
+Lines are read one at a time (``toolcall_spec.loading.iter_jsonl``), each event checked
+against the schema on its own, and accepted events written in chunks of ``CHUNK_EVENTS``, so
 memory holds one chunk whatever the file's size. Deduplication is the store's: a repeated
 ``event_id`` (in the file, or already stored) is stored once.
 """
