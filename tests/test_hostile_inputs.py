@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall_spec.analytics.ingest import ingest_body, ingest_jsonl
-from toolcall_spec.conformance.fixtures import load_fixture
+from toolcall_spec.host import ReferenceHost, RunRefused
+from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.loading import DocumentError, iter_jsonl, parse_json
-from toolcall_spec.replay import ReferenceHost, RunRefused
 from toolcall_spec.validation import MAX_DEPTH, validate
 
 REPEATS = pytest.mark.requirement("toolcall-spec.requirement.input.no-repeated-members")

@@ -28,11 +28,11 @@ from http_support import (
     serving,
 )
 
-from toolcall_spec.conformance.fixtures import load_fixture
+from toolcall_spec.host import ReferenceHost
+from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.http.app import HostSettings, create_app
 from toolcall_spec.http.auth import startup_refusal
 from toolcall_spec.http.connections import ConnectionLimits
-from toolcall_spec.http.reference import ReferenceBackend
 from toolcall_spec.http.server import BackgroundServer
 
 AUTH = pytest.mark.requirement("toolcall-spec.requirement.http.no-silent-auth-gap")
@@ -92,7 +92,7 @@ def guarded_server(**limits: Any) -> Iterator[BackgroundServer]:
     connections = ConnectionLimits(
         **{"head_timeout": HEAD_TIMEOUT, "body_timeout": HEAD_TIMEOUT, **limits}
     )
-    app = create_app(ReferenceBackend(), HostSettings())
+    app = create_app(ReferenceHost(), HostSettings())
     with BackgroundServer(app, connections=connections) as server:
         yield server
 
