@@ -33,7 +33,8 @@ from typing import Any, BinaryIO
 import jsonschema_rs
 
 from toolcall_spec.catalog import Kind, load_schema, registry, validator
-from toolcall_spec.loading import DocumentError, iter_jsonl, parse_json
+from toolcall_spec.analytics.precheck import iter_unsettled_events
+from toolcall_spec.loading import DocumentError, parse_json
 from toolcall_spec.paths import format_path
 from toolcall_spec.validation import schema_problems
 
@@ -225,18 +226,14 @@ def iter_jsonl_rejections(
     """Check every line of a JSONL stream and yield each rejection as it is found, in constant
     memory. ``counts`` is ``[accepted, rejected]`` and is kept up to date."""
     is_valid = validator(EVENT_KIND).is_valid  # the hot loop: one lookup, not one per line
-    index = -1
-    for index, (number, value, error) in enumerate(iter_jsonl(handle)):
+    # The pre-check settles (and counts) most valid events from their bytes; the rest come here.
+    for index, number, value, error in iter_unsettled_events(handle, counts, on_progress):
         if error is None and is_valid(value):
             counts[0] += 1
         else:
             counts[1] += 1
             issues = (f"(root): {error}",) if error is not None else tuple(event_issues(value))
             yield EventRejection(index, issues, number)
-        if on_progress is not None and (index + 1) % PROGRESS_EVERY == 0:
-            on_progress(index + 1, counts[0], counts[1])
-    if on_progress is not None:
-        on_progress(index + 1, counts[0], counts[1])
 
 
 def ingest_jsonl(handle: BinaryIO, on_progress: ProgressCallback | None = None) -> IngestAnswer:
