@@ -216,8 +216,7 @@ def _envelope_validator() -> jsonschema_rs.Validator:
 # --- a JSONL file -------------------------------------------------------------------------------
 
 ProgressCallback = Callable[[int, int, int], None]
-"""Called with (events read, accepted, rejected) every :data:`PROGRESS_EVERY` events."""
-PROGRESS_EVERY = 10_000
+"""Called with (events read, accepted, rejected) after each block read (about 1 MiB)."""
 
 
 def iter_jsonl_rejections(
@@ -236,11 +235,34 @@ def iter_jsonl_rejections(
             yield EventRejection(index, issues, number)
 
 
-def ingest_jsonl(handle: BinaryIO, on_progress: ProgressCallback | None = None) -> IngestAnswer:
-    """Answer a JSONL stream of events. Only the rejections are kept in memory."""
+MAX_KEPT_REJECTIONS = 10_000
+"""Most rejections :func:`ingest_jsonl` keeps in its answer by default: memory stays flat however
+many lines are rejected. ``rejected`` still counts them all; :func:`iter_jsonl_rejections`
+streams every one (the CLI writes them all)."""
+
+
+def ingest_jsonl(
+    handle: BinaryIO,
+    on_progress: ProgressCallback | None = None,
+    *,
+    max_errors: int | None = MAX_KEPT_REJECTIONS,
+) -> IngestAnswer:
+    """Answer a JSONL stream of events, keeping the first ``max_errors`` rejections (``None``:
+    all of them); ``len(answer.errors) < answer.rejected`` tells that some were left out."""
     counts = [0, 0]
-    errors = list(iter_jsonl_rejections(handle, counts, on_progress))
+    errors = keep_first(iter_jsonl_rejections(handle, counts, on_progress), max_errors)
     return jsonl_answer(counts[0], counts[1], errors)
+
+
+def keep_first(
+    rejections: Iterator[EventRejection], limit: int | None
+) -> list[EventRejection]:
+    """The first ``limit`` rejections (all for ``None``), reading ``rejections`` to its end."""
+    kept: list[EventRejection] = []
+    for rejection in rejections:
+        if limit is None or len(kept) < limit:
+            kept.append(rejection)
+    return kept
 
 
 def jsonl_answer(
