@@ -14,6 +14,7 @@ handed on (streamed) before later pieces are read.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -131,7 +132,12 @@ def iter_jsonl_rejections_parallel(
         return
     event_precheck(), validator(EVENT_KIND)  # built once here, inherited by forked workers
     lines_before = events_before = 0
-    with _context().Pool(workers) as pool:
+    gc.freeze()  # a forked worker's collections then leave the inherited objects (and pages) alone
+    try:
+        pool = _context().Pool(workers)
+    finally:
+        gc.unfreeze()
+    with pool:
         waiting = iter(pieces)
         running: deque[tuple[int, AsyncResult[PieceAnswer]]] = deque()
 
