@@ -27,6 +27,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 import orjson
@@ -135,11 +136,11 @@ def build_cases(quick: bool) -> dict[str, Case]:
     for size in SIZES:
         for match in ("exact", "subset"):
             task, call_list = entries(size, match), calls(size, match)
-            cases[f"{match} {size}"] = (lambda t=task: FixtureServer(t), call_list, per_repeat)
+            cases[f"{match} {size}"] = (partial(FixtureServer, task), call_list, per_repeat)
         task, call_list = entries(size, "exact"), calls(size, "exact")
-        cases[f"floor {size}"] = (lambda t=task: HashIndexFloor(t), call_list, per_repeat)
+        cases[f"floor {size}"] = (partial(HashIndexFloor, task), call_list, per_repeat)
         naive_calls = min(len(call_list), NAIVE_CALLS // (10 if quick else 1))
-        cases[f"naive {size}"] = (lambda t=task: NaiveServer(t), call_list, naive_calls)
+        cases[f"naive {size}"] = (partial(NaiveServer, task), call_list, naive_calls)
     return cases
 
 

@@ -325,12 +325,12 @@ def bench_validators(folder: Path, path: Path, count: int, invalid: int, slow: b
     print(f"  {'approach':<30} {'µs/event':>9} {'x floor':>8} {'x ours':>8}")
     for name, value in us.items():
         check = f"  rejected {rejected[name]:,}" if name in rejected and floor_us != value else ""
-        print(
-            f"  {name:<30} {value:9.2f} {value / floor_us:8.2f} {value / ours_us:8.2f}{check}"
-        )
+        print(f"  {name:<30} {value:9.2f} {value / floor_us:8.2f} {value / ours_us:8.2f}{check}")
     ratio = ours_us / floor_us
     verdict = "ok" if ratio <= GOAL_VS_FLOOR else "OVER GOAL"
-    print(f"RATIO ingest (one core) / orjson floor: {ratio:.2f}x (goal <= {GOAL_VS_FLOOR}) {verdict}")
+    print(
+        f"RATIO ingest (one core) / orjson floor: {ratio:.2f}x (goal <= {GOAL_VS_FLOOR}) {verdict}"
+    )
 
 
 def bench_workers(path: Path, count: int) -> None:
@@ -351,8 +351,8 @@ def bench_workers(path: Path, count: int) -> None:
 
     best = {1: (float("inf"), 0.0, 0.0), 2: (float("inf"), 0.0, 0.0)}
     for _ in range(3):
-        for workers in best:
-            best[workers] = min(best[workers], run(workers))
+        for workers, so_far in best.items():
+            best[workers] = min(so_far, run(workers))
     for workers, (wall, parent, spent) in best.items():
         print(
             f"  {workers} worker(s): {count / wall:12,.0f} events/s (wall {wall:.2f} s; "

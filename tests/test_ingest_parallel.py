@@ -5,6 +5,8 @@ And the Python API keeps a bounded number of rejections however many lines are r
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,7 @@ def event(number: int, **changes: Any) -> dict[str, Any]:
     }
 
 
-KINDS_OF_LINE = {
+KINDS_OF_LINE: dict[str, Callable[[int], bytes]] = {
     "valid": lambda n: orjson.dumps(event(n)),
     "invalid": lambda n: orjson.dumps(event(n, source="browser")),
     "broken": lambda n: b'{"event_id": "unterminated',
@@ -102,7 +104,7 @@ def test_pieces_cover_the_file_and_cut_after_newlines(tmp_path: Path) -> None:
     assert len(bounds) > 5
     assert bounds[0][0] == 0
     assert bounds[-1][1] == len(body)
-    for (_, end), (start, _) in zip(bounds, bounds[1:], strict=False):
+    for (_, end), (start, _) in pairwise(bounds):
         assert end == start
         assert body[end - 1 : end] == b"\n"
 
@@ -137,7 +139,10 @@ def test_the_command_writes_the_same_bytes_for_any_number_of_workers(
     assert many.stdout == one.stdout
     answer = orjson.loads(one.stdout)
     assert answer["rejected"] == 2 * len(cuts) + 1
-    assert [e["line"] for e in answer["errors"]][:2] == [cuts[0] // (len(line) + 1), 1 + cuts[0] // (len(line) + 1)]
+    assert [e["line"] for e in answer["errors"]][:2] == [
+        cuts[0] // (len(line) + 1),
+        1 + cuts[0] // (len(line) + 1),
+    ]
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "two", "1000"])

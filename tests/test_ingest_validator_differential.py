@@ -29,7 +29,7 @@ from toolcall_spec.analytics.ingest import (
 )
 from toolcall_spec.analytics.precheck import (
     STRICT_DATE_TIME,
-    UnsupportedSchema,
+    UnsupportedSchemaError,
     build_precheck,
     event_precheck,
 )
@@ -211,8 +211,12 @@ def write_line(event: dict[str, Any], how: str) -> bytes:
         "huge integer inside": lambda: b"{" + inside % (b"9" * 400) + compact[1:],
         "exponent overflow inside": lambda: b"{" + inside % b"1e400" + compact[1:],
         "huge integer member": lambda: dumps({**event, "tokens_in": 0})[:-2] + b"9" * 30 + b"}",
-        "invalid utf-8": lambda: compact.replace(b'"tool_call"', b'"tool_call","platform":"\xed\xa0\x80"'),
-        "lone surrogate": lambda: compact.replace(b'"tool_call"', b'"tool_call","platform":"\\ud800"'),
+        "invalid utf-8": lambda: compact.replace(
+            b'"tool_call"', b'"tool_call","platform":"\xed\xa0\x80"'
+        ),
+        "lone surrogate": lambda: compact.replace(
+            b'"tool_call"', b'"tool_call","platform":"\\ud800"'
+        ),
         "deep nesting": lambda: b"{" + inside % b'[[[[{"a":[1]}]]]]' + compact[1:],
         "trailing garbage": lambda: compact + b" x",
         "two objects": lambda: compact + b"," + compact,
@@ -278,12 +282,14 @@ def reference_answer(body: bytes) -> dict[str, Any]:
 @contextmanager
 def patch_block_bytes(size: int) -> Iterator[None]:
     """Read JSONL in blocks of ``size`` bytes, so lines cross block boundaries."""
-    original = loading.iter_jsonl_blocks.__kwdefaults__["block_bytes"]
-    loading.iter_jsonl_blocks.__kwdefaults__["block_bytes"] = size
+    defaults = loading.iter_jsonl_blocks.__kwdefaults__
+    assert defaults is not None
+    original = defaults["block_bytes"]
+    defaults["block_bytes"] = size
     try:
         yield
     finally:
-        loading.iter_jsonl_blocks.__kwdefaults__["block_bytes"] = original
+        defaults["block_bytes"] = original
 
 
 @FAITHFUL
@@ -316,11 +322,21 @@ def test_the_property_catches_a_precheck_without_the_condition() -> None:
 def test_the_strict_date_time_is_inside_the_schema_pattern() -> None:
     """Every date-time the pre-check vouches for also matches the schema's own pattern."""
     schema_pattern = re.compile(load_schema_defs()["Timestamp"]["pattern"])
-    for text in ("2026-11-30T12:00:00Z", "2024-01-31T23:59:59.5+14:00", "0001-12-30T00:00:00-23:59"):
+    for text in (
+        "2026-11-30T12:00:00Z",
+        "2024-01-31T23:59:59.5+14:00",
+        "0001-12-30T00:00:00-23:59",
+    ):
         assert re.fullmatch(STRICT_DATE_TIME, text)
         assert schema_pattern.search(text)
-    for text in ("2024-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "0000-01-01T00:00:00Z",
-                 "2026-12-31T23:59:60Z", "2026-11-30t12:00:00z", "2026-11-30 12:00:00Z"):
+    for text in (
+        "2024-02-29T00:00:00Z",
+        "2026-04-31T00:00:00Z",
+        "0000-01-01T00:00:00Z",
+        "2026-12-31T23:59:60Z",
+        "2026-11-30t12:00:00z",
+        "2026-11-30 12:00:00Z",
+    ):
         assert not re.fullmatch(STRICT_DATE_TIME, text)
 
 
@@ -334,5 +350,5 @@ def test_schema_keywords_the_precheck_cannot_translate_are_refused() -> None:
         {"enum": [1, 2]},
         {"type": "string", "contentEncoding": "base64"},
     ):
-        with pytest.raises(UnsupportedSchema):
+        with pytest.raises(UnsupportedSchemaError):
             build_precheck({**base, "properties": {"m": member}}, {})

@@ -132,7 +132,8 @@ def mixes(draw: st.DrawFn) -> tuple[list[Any], list[tuple[str, Any]]]:
     aimed = [e for e in entries if isinstance(e, dict) and isinstance(e.get("tool"), str)]
     calls: list[tuple[str, Any]] = []
     for _ in range(draw(st.integers(0, 50))):
-        if aimed and draw(st.booleans()):
+        aim = draw(st.booleans())
+        if aimed and aim:
             target = draw(st.sampled_from(aimed))
             args = target.get("args", {})
             if isinstance(args, dict) and draw(st.booleans()):
@@ -193,7 +194,9 @@ def serves_like_the_scan(mix: tuple[list[Any], list[tuple[str, Any]]]) -> bool:
 @settings(max_examples=250)
 @pytest.mark.requirement("toolcall-spec.requirement.replay.first-unconsumed-match")
 @pytest.mark.requirement("toolcall-spec.requirement.replay.args-matching")
-def test_the_indexed_server_serves_as_the_scan(mix: tuple[list[Any], list[tuple[str, Any]]]) -> None:
+def test_the_indexed_server_serves_as_the_scan(
+    mix: tuple[list[Any], list[tuple[str, Any]]],
+) -> None:
     assert serves_like_the_scan(mix)
 
 
@@ -202,11 +205,11 @@ def test_the_index_handles_many_subset_shapes() -> None:
     call's subsets instead of the sets; the earliest match still wins."""
     names = [f"m{i}" for i in range(12)]
     entries: list[Any] = [
-        {"tool": LOOKUP, "args": {n: 1 for n in names[: i % 12 + 1]}, "argsMatch": "subset"}
+        {"tool": LOOKUP, "args": dict.fromkeys(names[: i % 12 + 1], 1), "argsMatch": "subset"}
         for i in range(24)
     ]
     entries.insert(5, {"tool": LOOKUP, "args": {"m0": 1.0}, "argsMatch": "subset"})
-    calls = [(LOOKUP, {"m0": 1, "m1": 1})] * 5 + [(LOOKUP, {n: 1 for n in names})] * 25
+    calls = [(LOOKUP, {"m0": 1, "m1": 1})] * 5 + [(LOOKUP, dict.fromkeys(names, 1))] * 25
     assert indexed_serving(entries, calls) == scan_serving(entries, calls)
 
 

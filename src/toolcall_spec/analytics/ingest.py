@@ -32,8 +32,8 @@ from typing import Any, BinaryIO
 
 import jsonschema_rs
 
-from toolcall_spec.catalog import Kind, load_schema, registry, validator
 from toolcall_spec.analytics.precheck import iter_unsettled_events
+from toolcall_spec.catalog import Kind, load_schema, registry, validator
 from toolcall_spec.loading import DocumentError, parse_json
 from toolcall_spec.paths import format_path
 from toolcall_spec.validation import schema_problems
@@ -254,9 +254,7 @@ def ingest_jsonl(
     return jsonl_answer(counts[0], counts[1], errors)
 
 
-def keep_first(
-    rejections: Iterator[EventRejection], limit: int | None
-) -> list[EventRejection]:
+def keep_first(rejections: Iterator[EventRejection], limit: int | None) -> list[EventRejection]:
     """The first ``limit`` rejections (all for ``None``), reading ``rejections`` to its end."""
     kept: list[EventRejection] = []
     for rejection in rejections:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from multiprocessing.pool import AsyncResult
+from pathlib import Path
 from typing import BinaryIO, cast
 
 from toolcall_spec.analytics.ingest import (
@@ -79,7 +80,7 @@ class _PieceReader:
 
 def check_piece(path: str, start: int, end: int) -> PieceAnswer:
     """The single-process check of bytes ``start`` to ``end`` of ``path`` (run in a worker)."""
-    with open(path, "rb") as handle:
+    with Path(path).open("rb") as handle:
         reader = _PieceReader(handle.fileno(), start, end)
         counts = [0, 0]
         rejections = list(iter_jsonl_rejections(cast(BinaryIO, reader), counts))
@@ -90,9 +91,9 @@ def piece_bounds(path: str, piece_bytes: int | None = None) -> list[tuple[int, i
     """``(start, end)`` byte ranges covering the file, each cut just after a newline, about
     ``piece_bytes`` (default :data:`PIECE_BYTES`) apart."""
     piece_bytes = piece_bytes or PIECE_BYTES
-    size = os.path.getsize(path)
+    size = Path(path).stat().st_size
     cuts = [0]
-    with open(path, "rb") as handle:
+    with Path(path).open("rb") as handle:
         while cuts[-1] + piece_bytes < size:
             cut = _next_line_start(handle, cuts[-1] + piece_bytes)
             if cut >= size:
@@ -123,7 +124,7 @@ def iter_jsonl_rejections_parallel(
     that is not a named file, or a file of one piece, is read in this process. ``handle`` is left
     at the end of what has been answered (a progress display reads its position)."""
     path = getattr(handle, "name", None)
-    if workers <= 1 or not isinstance(path, str) or not os.path.isfile(path):
+    if workers <= 1 or not isinstance(path, str) or not Path(path).is_file():
         yield from iter_jsonl_rejections(handle, counts, on_progress)
         return
     pieces = piece_bounds(path)

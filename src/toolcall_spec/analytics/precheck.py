@@ -7,13 +7,14 @@ events, but also valid ones it cannot vouch for: a leap day, ``1.0`` for an inte
 ``status``) goes to the full path, which decides. ``tests/test_ingest_precheck.py`` checks that
 promise against the pure-Python jsonschema oracle on generated lines.
 
-How the schema becomes a decoder (msgspec decodes and checks in C, with no dict per event):
+How the schema becomes a decoder (msgspec decodes and checks in C):
 
 - each member becomes a field: ``const``/``enum`` strings a ``Literal``, strings with their
   length bounds, numbers and integers with their bounds (``1.0`` for an integer is left to the
-  full path), open objects ``dict[str, Any]``; unknown members are refused (the schema is
-  closed); anything else in the schema is not understood and :class:`UnsupportedSchema` is raised,
-  so a schema change cannot silently widen what the pre-check accepts;
+  full path), open objects a dict of JSON values three levels deep, numbers read as floats (so
+  a number orjson refuses is refused here too); unknown members are refused (the schema is
+  closed); a keyword not understood raises :class:`UnsupportedSchemaError`, so a schema change
+  cannot silently widen what the pre-check accepts;
 - the ``if``/``then``/``else`` on one enum member (``status: error`` needs a category; any other
   status allows neither error field) becomes one tagged struct per value of that member; an
   event without the member is left to the full path;
@@ -32,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from operator import attrgetter, itemgetter
-from typing import Annotated, Any, BinaryIO, Literal
+from typing import Annotated, Any, BinaryIO, Literal, cast
 
 import msgspec
 
@@ -57,7 +58,7 @@ _IGNORED_ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "$co
 _SETTLE_ERRORS = (msgspec.DecodeError, TypeError)  # TypeError: a line over the limit (None)
 
 
-class UnsupportedSchema(ValueError):
+class UnsupportedSchemaError(ValueError):
     """The schema uses a keyword the pre-check does not translate."""
 
 
@@ -95,7 +96,7 @@ class Precheck:
         append = rows.append
         for raw in lines:
             try:
-                append(pick(decode(raw)))  # type: ignore[arg-type, misc]  # None: caught
+                append(pick(decode(raw)))  # type: ignore[arg-type]  # None: caught
             except _SETTLE_ERRORS:
                 unsettled.append(len(rows))
                 append(None)
@@ -108,7 +109,9 @@ class Precheck:
         """Positions whose pattern members do not match: one regex call per member and block
         (a call per value costs as much as decoding the event); only a block that fails is
         looked at event by event."""
-        present = [row for row in rows if row is not None] if gaps else rows
+        present = (
+            [row for row in rows if row is not None] if gaps else cast(list[tuple[Any, ...]], rows)
+        )
         refused: set[int] = set()
         for member, (column_ok, value_regex, required) in enumerate(self._patterns):
             column = list(map(itemgetter(member), present))
@@ -178,12 +181,12 @@ def build_precheck(schema: dict[str, Any], defs: dict[str, dict[str, Any]]) -> P
     reference text as written)."""
     _only(schema, {"type", "additionalProperties", "required", "properties", "if", "then", "else"})
     if schema.get("type") != "object" or schema.get("additionalProperties") is not False:
-        raise UnsupportedSchema("only a closed object schema is translated")
+        raise UnsupportedSchemaError("only a closed object schema is translated")
     required = set(schema.get("required", []))
     fields: dict[str, Any] = {}
     patterns: list[PatternCheck] = []
-    for name, member in schema["properties"].items():
-        member = defs[member["$ref"]] if "$ref" in member else member
+    for name, written in schema["properties"].items():
+        member = defs[written["$ref"]] if "$ref" in written else written
         fields[name], pattern = _field_type(name, member)
         if pattern is not None:
             patterns.append(PatternCheck(name, pattern, name in required))
@@ -206,7 +209,7 @@ def _variants(schema: dict[str, Any], fields: dict[str, Any], required: set[str]
             kept = {k: t for k, t in fields.items() if k not in else_forbidden}
             struct = _struct(f"Event_{value}", kept, required, tag, value)
         structs.append(struct)
-    union = structs[0]
+    union: Any = structs[0]
     for struct in structs[1:]:
         union = union | struct
     return union
@@ -220,13 +223,13 @@ def _conditional(schema: dict[str, Any]) -> tuple[str, str, set[str], set[str]]:
     _only(otherwise, {"properties"})
     tested = condition.get("properties", {})
     if len(tested) != 1 or condition.get("required") != list(tested):
-        raise UnsupportedSchema("the if must test one required member")
-    (tag, test), = tested.items()
+        raise UnsupportedSchemaError("the if must test one required member")
+    ((tag, test),) = tested.items()
     if set(test) != {"const"} or not isinstance(test["const"], str):
-        raise UnsupportedSchema("the if must compare its member with a string const")
+        raise UnsupportedSchemaError("the if must compare its member with a string const")
     forbidden = otherwise.get("properties", {})
     if any(value is not False for value in forbidden.values()):
-        raise UnsupportedSchema("the else may only forbid members")
+        raise UnsupportedSchemaError("the else may only forbid members")
     return tag, test["const"], set(then.get("required", [])), set(forbidden)
 
 
@@ -241,7 +244,7 @@ def _struct(
         required = required - {tag}
     missing = required - set(fields)
     if missing:
-        raise UnsupportedSchema(f"required members without a definition: {sorted(missing)}")
+        raise UnsupportedSchemaError(f"required members without a definition: {sorted(missing)}")
     spec = [
         (field, kind) if field in required else (field, kind | msgspec.UnsetType, _UNSET)
         for field, kind in fields.items()
@@ -256,7 +259,7 @@ def _struct(
 def _literal_values(kind: Any) -> tuple[str, ...]:
     values = getattr(kind, "__args__", ())
     if getattr(kind, "__origin__", None) is not Literal or not values:
-        raise UnsupportedSchema("the member the if tests must be an enum of strings")
+        raise UnsupportedSchemaError("the member the if tests must be an enum of strings")
     return tuple(values)
 
 
@@ -266,9 +269,9 @@ def _field_type(name: str, member: dict[str, Any]) -> tuple[Any, str | None]:
         _only(member, {"const", "enum", "type"})
         values = [member["const"]] if "const" in member else member["enum"]
         if not values or not all(isinstance(v, str) for v in values):
-            raise UnsupportedSchema(f"{name}: only string enums are translated")
+            raise UnsupportedSchemaError(f"{name}: only string enums are translated")
         if member.get("type", "string") != "string":
-            raise UnsupportedSchema(f"{name}: an enum of strings must have type string")
+            raise UnsupportedSchemaError(f"{name}: an enum of strings must have type string")
         return Literal[tuple(values)], None
     kind = member.get("type")
     if kind == "string":
@@ -279,13 +282,14 @@ def _field_type(name: str, member: dict[str, Any]) -> tuple[Any, str | None]:
         if kind == "integer" and bounds["le"] is None:
             bounds["le"] = _LARGEST_EXACT_INTEGER  # larger ones reach orjson as floats: full path
         meta = msgspec.Meta(**{k: v for k, v in bounds.items() if v is not None})
-        return Annotated[float if kind == "number" else int, meta], None
+        base: type = float if kind == "number" else int
+        return Annotated[base, meta], None
     if kind == "object":
         _only(member, {"type", "additionalProperties"})
         if member.get("additionalProperties", True) is not True:
-            raise UnsupportedSchema(f"{name}: only open objects are translated")
+            raise UnsupportedSchemaError(f"{name}: only open objects are translated")
         return dict[str, _Nested], None
-    raise UnsupportedSchema(f"{name}: type {kind!r} is not translated")
+    raise UnsupportedSchemaError(f"{name}: type {kind!r} is not translated")
 
 
 def _string_type(name: str, member: dict[str, Any]) -> tuple[Any, str | None]:
@@ -298,9 +302,9 @@ def _string_type(name: str, member: dict[str, Any]) -> tuple[Any, str | None]:
     pattern = _python_pattern(name, member.get("pattern"))
     if fmt == "uuid":
         if pattern != UUID_PATTERN:
-            raise UnsupportedSchema(f"{name}: a uuid needs the hyphenated hexadecimal pattern")
+            raise UnsupportedSchemaError(f"{name}: a uuid needs the hyphenated hexadecimal pattern")
     elif fmt is not None:
-        raise UnsupportedSchema(f"{name}: format {fmt!r} is not translated")
+        raise UnsupportedSchemaError(f"{name}: format {fmt!r} is not translated")
     return Annotated[str, meta], pattern
 
 
@@ -325,14 +329,14 @@ def _python_pattern(name: str, pattern: str | None) -> str | None:
         return None
     simple = _SIMPLE_PATTERN.fullmatch(pattern)
     if simple is None or "(?" in pattern.replace("(?:", ""):
-        raise UnsupportedSchema(f"{name}: pattern {pattern!r} is not translated")
+        raise UnsupportedSchemaError(f"{name}: pattern {pattern!r} is not translated")
     return simple.group(1)
 
 
 def _only(node: dict[str, Any], allowed: set[str]) -> None:
     unknown = set(node) - allowed - _IGNORED_ANNOTATIONS
     if unknown:
-        raise UnsupportedSchema(f"keywords not translated: {sorted(unknown)}")
+        raise UnsupportedSchemaError(f"keywords not translated: {sorted(unknown)}")
 
 
 @cache

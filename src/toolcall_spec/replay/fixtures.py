@@ -121,7 +121,6 @@ class _ToolIndex:
 
 
 class FixtureServer:
-
     """The fixtures of one task. ``serve`` picks and consumes; ``served`` lists the entry indices
     served so far, in serving order, so a test can prove no entry is served twice."""
 
@@ -163,8 +162,8 @@ class FixtureServer:
                 break
         if best is None:
             return MISS
-        chosen, bucket, position = best
-        del bucket[position]
+        chosen, holder, position = best
+        del holder[position]
         self._unconsumed.discard(chosen)
         self.served.append(chosen)
         return Served(chosen, self._entries[chosen])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from math import isnan
 from typing import Any, Literal
 
 from toolcall_spec.json_values import json_equal
@@ -81,7 +82,7 @@ def _key(value: Any, depth: int, exact: list[bool]) -> Hashable:
     if cls is bool:
         return _TRUE if value else _FALSE
     if cls is float:
-        if value != value:  # NaN: not even equal to itself
+        if isnan(value):  # not even equal to itself
             exact[0] = False
             return _OPAQUE
         return value  # type: ignore[no-any-return]
