@@ -379,3 +379,6 @@ def iter_unsettled_events(
         events_before += len(lines) - blanks
         if on_progress is not None:
             on_progress(events_before, counts[0], counts[1])
+    record_lines = getattr(handle, "record_lines", None)
+    if record_lines is not None:  # a piece of a file (ingest_parallel) renumbers the next ones
+        record_lines(line_before)
