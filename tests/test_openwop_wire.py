@@ -227,15 +227,15 @@ def test_the_discovery_leg_passes_an_upstream_shaped_document_and_fails_a_broken
     class Serving(ReferenceHost):
         """Serves ``document`` whatever it says (the host checks its own document at start)."""
 
-        served: dict[str, Any] = {}
+        def __init__(self, document: dict[str, Any]) -> None:
+            super().__init__()
+            self.served = document
 
         def discovery(self) -> dict[str, Any]:
             return copy.deepcopy(self.served)
 
     def outcome(document: dict[str, Any]) -> Outcome:
-        host = Serving()
-        host.served = document
-        adapter = InProcessAdapter(host)
+        adapter = InProcessAdapter(Serving(document))
         return evaluate(DISCOVERY_LEG, adapter, Context(adapter)).outcome
 
     good = upstream_shaped()

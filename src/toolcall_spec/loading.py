@@ -81,7 +81,7 @@ def repeated_member(raw: bytes, value: Any) -> str | None:
 
 
 def _repeated_slowly(raw: bytes, value: Any) -> str | None:
-    if _name_tokens(raw) == _member_count(value):
+    if name_token_count(raw) == member_count(value):
         return None
     found = _first_repeat(raw)
     if found is None:
@@ -94,13 +94,14 @@ def _repeated_slowly(raw: bytes, value: Any) -> str | None:
     )
 
 
-def _name_tokens(raw: bytes) -> int:
+def name_token_count(raw: bytes) -> int:
+    """At least the number of member names written in the JSON text ``raw`` (see ``_KEY_END``)."""
     if _SPACED_KEY_END.search(raw) is None:
         return raw.count(b'":')
     return len(_KEY_END.findall(raw))
 
 
-def _member_count(value: Any) -> int:
+def member_count(value: Any) -> int:
     """Members of every object in ``value``, counted without recursion (any depth)."""
     count = 0
     stack = [value]
@@ -201,45 +202,70 @@ def iter_jsonl(
     on. orjson parses each line straight away; only a line it refuses goes to ``parse_json``,
     so values and messages are the same as for a single document."""
     number = 0
+    for lines, _ in iter_jsonl_blocks(
+        handle, max_line_bytes=max_line_bytes, block_bytes=block_bytes
+    ):
+        for raw in lines:
+            number += 1
+            settled = parse_jsonl_line(raw, max_line_bytes=max_line_bytes)
+            if settled is not None:
+                yield number, *settled
+
+
+RawLines = tuple[list["bytes | None"], bool]
+"""One block of a JSONL stream: its complete lines in order (bytes without the newline, blank
+lines included, ``None`` for a line over the limit, whose bytes were dropped), and whether they
+ended with a newline (only the stream's last line may not)."""
+
+
+def iter_jsonl_blocks(
+    handle: BinaryIO, *, max_line_bytes: int = MAX_DOCUMENT_BYTES, block_bytes: int = BLOCK_BYTES
+) -> Iterator[RawLines]:
+    """The lines of a JSONL stream, a block at a time, unparsed: a caller can then handle a
+    block's lines in one tight loop. The n-th line overall is line n (blank lines count)."""
     pending: list[bytes] = []  # the start of a line whose end is in a later block
     pending_size = 0
     oversize = False  # the current line is over the limit: its bytes are being dropped
     while block := handle.read(block_bytes):
-        lines = block.split(b"\n")
-        for piece in lines[:-1]:
-            number += 1
-            raw = piece
-            if pending or oversize:
-                if oversize or pending_size + len(piece) > max_line_bytes:
-                    pending, pending_size, oversize = [], 0, False
-                    yield number, None, _too_long(max_line_bytes)
-                    continue
-                raw = b"".join([*pending, piece])
-                pending, pending_size = [], 0
-            if len(raw) > max_line_bytes:
-                yield number, None, _too_long(max_line_bytes)
-                continue
-            try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                if raw.strip():
-                    yield number, *_parse_slowly(raw)
-                continue
-            repeated = repeated_member(raw, value)
-            yield (number, value, None) if repeated is None else (number, None, repeated)
-        tail = lines[-1]
+        lines: list[bytes | None] = list(block.split(b"\n"))
+        tail = lines.pop()
+        if lines and (pending or oversize):
+            first = lines[0]
+            if oversize or first is None or pending_size + len(first) > max_line_bytes:
+                lines[0] = None
+            else:
+                lines[0] = b"".join([*pending, first])
+            pending, pending_size, oversize = [], 0, False
+        if len(block) > max_line_bytes:  # only then can a line inside the block be too long
+            lines = [None if raw is None or len(raw) > max_line_bytes else raw for raw in lines]
+        if lines:
+            yield lines, True
         if tail and not oversize:
             pending.append(tail)
             pending_size += len(tail)
             if pending_size > max_line_bytes:
                 pending, pending_size, oversize = [], 0, True
-    if pending or oversize:
-        number += 1
-        raw = b"".join(pending)
-        if oversize:
-            yield number, None, _too_long(max_line_bytes)
-        elif raw.strip():
-            yield number, *_parse_slowly(raw)
+    if oversize:
+        yield [None], False
+    elif pending:
+        yield [b"".join(pending)], False
+
+
+def parse_jsonl_line(
+    raw: bytes | None, *, max_line_bytes: int = MAX_DOCUMENT_BYTES
+) -> tuple[Any, str | None] | None:
+    """One line from :func:`iter_jsonl_blocks` as ``(value, error)``, or ``None`` for a blank
+    line (which holds no event)."""
+    if raw is None:
+        return None, _too_long(max_line_bytes)
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if not raw.strip():
+            return None
+        return _parse_slowly(raw)
+    repeated = repeated_member(raw, value)
+    return (value, None) if repeated is None else (None, repeated)
 
 
 def _parse_slowly(raw: bytes) -> tuple[Any, str | None]:

@@ -43,8 +43,9 @@ import jsonschema_rs
 
 from toolcall_spec.analytics.classify import error_message
 from toolcall_spec.analytics.pii import safe_cut
+from toolcall_spec.analytics.precheck import iter_unsettled_events
 from toolcall_spec.catalog import Kind, load_schema, registry, validator
-from toolcall_spec.loading import DocumentError, iter_jsonl, parse_json
+from toolcall_spec.loading import DocumentError, parse_json
 from toolcall_spec.paths import format_path
 from toolcall_spec.validation import schema_problems
 
@@ -327,8 +328,7 @@ def _envelope_validator() -> jsonschema_rs.Validator:
 # --- a JSONL file -------------------------------------------------------------------------------
 
 ProgressCallback = Callable[[int, int, int], None]
-"""Called with (events read, accepted, rejected) every ``PROGRESS_EVERY`` events."""
-PROGRESS_EVERY = 10_000
+"""Called with (events read, accepted, rejected) after each block read (about 1 MiB)."""
 
 
 def iter_jsonl_rejections(
@@ -341,18 +341,14 @@ def iter_jsonl_rejections(
     memory. ``counts`` is ``[accepted, rejected]`` and is kept up to date; an event accepted
     after a repair is counted as accepted and its changes go to ``warnings`` when given."""
     is_valid = validator(EVENT_KIND).is_valid  # the hot loop: one lookup, not one per line
-    index = -1
-    for index, (number, value, error) in enumerate(iter_jsonl(handle)):
+    # The pre-check settles (and counts) most valid events from their bytes; the rest come here.
+    for index, number, value, error in iter_unsettled_events(handle, counts, on_progress):
         if error is None and is_valid(value):
             counts[0] += 1  # the hot path: nothing else for a valid line
         else:
             rejection = _checked_line(index, number, value, error, counts=counts, warnings=warnings)
             if rejection is not None:
                 yield rejection
-        if on_progress is not None and (index + 1) % PROGRESS_EVERY == 0:
-            on_progress(index + 1, counts[0], counts[1])
-    if on_progress is not None:
-        on_progress(index + 1, counts[0], counts[1])
 
 
 def _checked_line(
@@ -379,12 +375,34 @@ def _checked_line(
     return None
 
 
-def ingest_jsonl(handle: BinaryIO, on_progress: ProgressCallback | None = None) -> IngestAnswer:
-    """Answer a JSONL stream of events. Only the rejections are kept in memory."""
+MAX_KEPT_REJECTIONS = 10_000
+"""Most rejections ``ingest_jsonl`` keeps in its answer by default: memory stays flat however
+many lines are rejected. ``rejected`` still counts them all; ``iter_jsonl_rejections`` streams
+every one (the CLI writes them all)."""
+
+
+def ingest_jsonl(
+    handle: BinaryIO,
+    on_progress: ProgressCallback | None = None,
+    *,
+    max_errors: int | None = MAX_KEPT_REJECTIONS,
+) -> IngestAnswer:
+    """Answer a JSONL stream of events, keeping the first ``max_errors`` rejections (``None``:
+    all of them); ``len(answer.errors) < answer.rejected`` tells that some were left out."""
     counts = [0, 0]
     warnings: list[EventWarning] = []
-    errors = list(iter_jsonl_rejections(handle, counts, on_progress, warnings))
+    rejections = iter_jsonl_rejections(handle, counts, on_progress, warnings)
+    errors = keep_first(rejections, max_errors)
     return jsonl_answer(counts[0], counts[1], errors, warnings)
+
+
+def keep_first(rejections: Iterator[EventRejection], limit: int | None) -> list[EventRejection]:
+    """The first ``limit`` rejections (all for ``None``), reading ``rejections`` to its end."""
+    kept: list[EventRejection] = []
+    for rejection in rejections:
+        if limit is None or len(kept) < limit:
+            kept.append(rejection)
+    return kept
 
 
 def jsonl_answer(

@@ -5,7 +5,8 @@ or ``--jsonl``); ``-`` reads stdin. The answer has ``status`` (the HTTP code: 20
 413) first, then ``accepted``, ``rejected`` and ``errors`` (``index``, for JSONL also ``line``,
 and ``issues``). A JSONL file is read line by line in constant memory, its rejections spooled to
 a temporary file; the answer is written once the whole input is read, so an interrupted run
-leaves no half-written JSON. On a terminal, progress is shown on stderr.
+leaves no half-written JSON. On a terminal, progress is shown on stderr. ``--workers N`` checks a
+JSONL file with N processes (stdin is read by one); the answer is the same as with one.
 
 Exit 0 when every event was accepted, 1 when anything was rejected (or the batch refused), 2 when
 the file cannot be read.
@@ -26,7 +27,6 @@ from toolcall_spec.analytics.ingest import (
     EventWarning,
     IngestAnswer,
     ingest_body,
-    iter_jsonl_rejections,
     jsonl_answer,
 )
 from toolcall_spec.cli.console import add_jsonl_option, fail, open_input, print_json
@@ -44,14 +44,27 @@ def register(subparsers: Any) -> str:
     )
     parser.add_argument("file", metavar="FILE", help="batch JSON or JSONL file; - for stdin")
     add_jsonl_option(parser)
+    parser.add_argument(
+        "--workers",
+        type=_worker_count,
+        default=1,
+        metavar="N",
+        help="check a JSONL file with N processes (same answer as one; default 1)",
+    )
     return "ingest"
+
+
+def _worker_count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError(f"expected a number of processes from 1 to 256: {text!r}")
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         with open_input(args.file) as handle:
             if args.jsonl or is_jsonl_path(args.file):
-                answer = _stream_jsonl(handle)
+                answer = _stream_jsonl(handle, args.workers)
             else:
                 answer = ingest_body(handle.read(MAX_BODY_BYTES + 1))  # enough to tell 413
                 print_json(answer.as_dict())
@@ -63,15 +76,22 @@ def run(args: argparse.Namespace) -> int:
     return 0 if answer.status == 200 else 1
 
 
-def _stream_jsonl(handle: BinaryIO) -> IngestAnswer:
+def _stream_jsonl(handle: BinaryIO, workers: int = 1) -> IngestAnswer:
     """Check every line, spooling the rejections to a temporary file (memory stays flat however
     many are rejected), then write the answer, ``status`` first, in one pass at the end."""
+    # imported here: the worker machinery is only needed once a JSONL file is being read
+    from toolcall_spec.analytics.ingest_parallel import (  # noqa: PLC0415
+        iter_jsonl_rejections_parallel,
+    )
+
     counts = [0, 0]
     warnings: list[EventWarning] = []
     progress = TerminalProgress.for_stderr(handle)
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
         separator = "\n    "
-        for rejection in iter_jsonl_rejections(handle, counts, progress, warnings):
+        for rejection in iter_jsonl_rejections_parallel(
+            handle, workers, counts, progress, warnings
+        ):
             spool.write(separator + orjson.dumps(rejection.as_dict()).decode())
             separator = ",\n    "
         if progress is not None:

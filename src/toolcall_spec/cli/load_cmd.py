@@ -15,8 +15,7 @@ import sys
 from typing import Any
 
 from toolcall_spec.analytics.ingest import EventRejection
-from toolcall_spec.cli.console import fail, print_json
-from toolcall_spec.cli.ingest_cmd import open_input
+from toolcall_spec.cli.console import fail, open_input, print_json
 
 DEFAULT_PROJECT = "default"
 

@@ -59,7 +59,6 @@ def default_mode(suite: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from toolcall_spec.host.reference import InvalidCapabilitiesError, ReferenceHost  # noqa: PLC0415
-    from toolcall_spec.replay.refusal import RunRefused  # noqa: PLC0415
 
     documents: list[Any] = []
     sources = (None if args.jsonl else args.suite, args.capabilities)

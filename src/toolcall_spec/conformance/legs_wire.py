@@ -325,7 +325,7 @@ def fixture_runs_gated(adapter: HostAdapter, ctx: Context) -> Verdict:
     return passed(f"{served} served, the new call a miss; misuse refused")
 
 
-LEGS = (
+LEGS: tuple[Leg, ...] = (
     Leg(
         "toolcall-spec.requirement.wire.run-id-projection",
         "run paths take projected and percent-encoded ids; links are projected",

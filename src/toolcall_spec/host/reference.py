@@ -23,7 +23,6 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
-from toolcall_spec.package_data import read_text
 from typing import Any, ClassVar, TypeVar
 
 import orjson
@@ -33,6 +32,7 @@ from toolcall_spec.host.port import owner_for
 from toolcall_spec.host.store import RunRecord, RunStore
 from toolcall_spec.loading import parse_json
 from toolcall_spec.openwop_wire import RUN_COMPLETED, RUN_STARTED, TASK_FAILED
+from toolcall_spec.package_data import read_text
 from toolcall_spec.replay.agent import (
     SCRIPTED_AGENT_ID,
     ScriptedAgent,

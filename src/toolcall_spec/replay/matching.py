@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
+from math import isnan
 from typing import Any, Literal
 
 from toolcall_spec.json_values import json_equal
 
 ArgsMatch = Literal["exact", "subset"]
 
-__all__ = ["ArgsMatch", "args_match", "json_equal", "subset_match"]
+__all__ = ["ArgsMatch", "args_match", "json_equal", "json_key", "member_keys", "subset_match"]
 
 
 def subset_match(expected: dict[str, Any], actual: Any) -> bool:
@@ -28,3 +29,75 @@ def args_match(entry: Mapping[str, Any], call_args: Any) -> bool:
     if entry.get("argsMatch", "exact") == "subset":
         return isinstance(expected, dict) and subset_match(expected, call_args)
     return json_equal(expected, call_args)
+
+
+# --- hash keys for indexing fixture entries -----------------------------------------------------
+
+MAX_KEY_DEPTH = 64
+"""Below this depth a value's key is a placeholder: deep values still index, coarsely."""
+
+
+class _Marker:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_LIST = _Marker("list")
+_TRUE = (_Marker("true"),)
+_FALSE = (_Marker("false"),)
+_OPAQUE = _Marker("opaque")  # a value the key does not describe exactly
+
+
+def json_key(value: Any) -> tuple[Hashable, bool]:
+    """A hashable key for a JSON value, and whether it is exact.
+
+    Always: ``json_equal(a, b)`` implies ``json_key(a)[0] == json_key(b)[0]`` (objects become
+    frozen sets of members, so key order is ignored; ``1`` and ``1.0`` hash alike, as Python
+    numbers do; booleans get keys of their own, so ``true`` is not ``1``). When both keys are
+    exact, the converse holds too, so an index lookup needs no further comparison. A key is not
+    exact when the value holds something JSON does not (NaN, a subclass of ``str``, a tuple, a
+    key that is not a string) or is nested deeper than :data:`MAX_KEY_DEPTH`."""
+    exact = [True]
+    return _key(value, 0, exact), exact[0]
+
+
+def member_keys(args: dict[str, Any]) -> tuple[dict[str, Hashable], bool]:
+    """The key of each member of an object, and whether all are exact."""
+    exact = [True]
+    keys = {name: _key(value, 1, exact) for name, value in args.items()}
+    if not all(name.__class__ is str for name in keys):
+        exact[0] = False
+    return keys, exact[0]
+
+
+def _key(value: Any, depth: int, exact: list[bool]) -> Hashable:
+    cls = value.__class__
+    if cls is str or cls is int or value is None:
+        return value  # type: ignore[no-any-return]
+    if cls is bool:
+        return _TRUE if value else _FALSE
+    if cls is float:
+        if isnan(value):  # not even equal to itself
+            exact[0] = False
+            return _OPAQUE
+        return value  # type: ignore[no-any-return]
+    if depth >= MAX_KEY_DEPTH:
+        exact[0] = False
+        return _OPAQUE
+    if isinstance(value, dict):
+        if not all(name.__class__ is str for name in value):
+            exact[0] = False
+        return frozenset([(name, _key(item, depth + 1, exact)) for name, item in value.items()])
+    if isinstance(value, list):
+        return (_LIST, *[_key(item, depth + 1, exact) for item in value])
+    exact[0] = False
+    if isinstance(value, int):  # a subclass (an IntEnum): equal to its number
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return _OPAQUE
