@@ -14,6 +14,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from toolcall_spec.validation import INTEGER_RANGE
+
 # --- text around planted values -----------------------------------------------------------------
 
 # Characters that end a token: what sits between a planted value and the text around it.
@@ -376,7 +378,12 @@ def uuids() -> st.SearchStrategy[str]:
 _id_text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40)
 _plain_object = st.dictionaries(
     st.text(max_size=8),
-    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(INTEGER_RANGE.start, INTEGER_RANGE.stop - 1),  # larger ones are refused
+        st.text(max_size=8),
+    ),
     max_size=3,
 )
 

@@ -46,7 +46,7 @@ def data_uri(document: Any) -> str:
 
 
 def run_path(run_id: str) -> str:
-    """The percent-encoded form (still accepted); links use :func:`projected_path`."""
+    """The percent-encoded form (still accepted); links use ``projected_path``."""
     return f"/runs/{quote(run_id, safe='')}"
 
 

@@ -40,6 +40,7 @@ from hypothesis import event
 from hypothesis import strategies as st
 
 from toolcall_spec.catalog import Kind, all_schemas
+from toolcall_spec.validation import INTEGER_RANGE
 
 JSON = Any
 T = TypeVar("T")
@@ -105,8 +106,8 @@ def _integers(min_value: int = 0, max_value: int | None = None) -> st.SearchStra
 def _numbers(
     min_value: float | None = None, max_value: float | None = None
 ) -> st.SearchStrategy[int | float]:
-    low = int(min_value) if min_value is not None else -(2**70)
-    high = int(max_value) if max_value is not None else 2**70
+    low = int(min_value) if min_value is not None else INTEGER_RANGE.start
+    high = int(max_value) if max_value is not None else INTEGER_RANGE.stop - 1
     floats = st.floats(min_value, max_value, allow_nan=False, allow_infinity=False)
     return st.integers(low, high) | floats
 
@@ -114,7 +115,9 @@ def _numbers(
 _scalars = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(-(2**70), 2**70),
+    # Integers within what every reader of the package takes (larger ones are refused: their
+    # own tests cover that).
+    st.integers(INTEGER_RANGE.start, INTEGER_RANGE.stop - 1),
     st.floats(allow_nan=False, allow_infinity=False),
     _text(),
 )

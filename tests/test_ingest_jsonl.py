@@ -75,12 +75,15 @@ def test_progress_is_reported_with_the_running_counts() -> None:
     assert seen[-1] == (3, 2, 1)
 
 
-def test_progress_is_reported_on_a_run_of_valid_lines(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ingest, "PROGRESS_EVERY", 2)
+def test_progress_is_reported_after_each_block_of_valid_lines() -> None:
+    """Progress comes once per block read (about 1 MiB), with the running counts."""
+    lines = [good(n) for n in range(1, 15001)]  # about 2.4 MB: well over one block
     seen: list[tuple[int, int, int]] = []
-    lines = [good(n) for n in range(1, 6)]
     ingest_jsonl(stream(*lines), on_progress=lambda *c: seen.append(c))
-    assert seen == [(2, 2, 0), (4, 4, 0), (5, 5, 0)]
+    assert len(seen) >= 2
+    assert seen[-1] == (15000, 15000, 0)
+    assert all(read == accepted and rejected == 0 for read, accepted, rejected in seen)
+    assert [read for read, _, _ in seen] == sorted({read for read, _, _ in seen})
 
 
 @PER_EVENT

@@ -36,6 +36,7 @@ from upstream_rules import (
 from toolcall_spec import validate
 from toolcall_spec.catalog import Kind, is_kind
 from toolcall_spec.loading import read_json_file as load_json_file
+from toolcall_spec.validation import structure_problems
 
 OPENWOP_KINDS: list[Kind] = [kind for kind in KINDS if is_kind(kind)]
 PROPERTY = settings(
@@ -54,7 +55,16 @@ def accepted_here(kind: Kind, document: Any) -> bool:
 
 def stricter_rules_refusing(kind: str, document: Any) -> list[str]:
     """The requirement ids of this package's deliberately stricter rules that ``document``
-    breaks (spec/run-events.md lists them with their reasons)."""
+    breaks (spec/run-events.md lists them with their reasons; spec/limits.md the limits every
+    reader applies, whatever the kind)."""
+    limits = [
+        "toolcall-spec.requirement.input.integer-range"
+        if problem.message.startswith("integer")
+        else "toolcall-spec.requirement.input.max-depth"
+        for problem in structure_problems(document)
+    ]
+    if limits:
+        return limits
     if kind != "run-event" or not isinstance(document, dict):
         return []
     payload = document.get("payload")

@@ -5,12 +5,12 @@ rule language (objects with required and closed member lists; members with a typ
 bounds), and this module turns them into
 
 - a draft 2020-12 JSON Schema per document kind, checked by the pure-Python ``jsonschema``
-  (:func:`upstream_validator`), with or without the members this package adds (the facts'
+  (``upstream_validator``), with or without the members this package adds (the facts'
   ``additions``), and
-- a Hypothesis strategy of documents those rules accept (:func:`upstream_documents`).
+- a Hypothesis strategy of documents those rules accept (``upstream_documents``).
 
 Members the facts mark ``uninterpreted`` (discovery metadata and facets this package leaves
-unchecked) are never generated, and :func:`without_uninterpreted` removes them before a document
+unchecked) are never generated, and ``without_uninterpreted`` removes them before a document
 of this package is put to the upstream rules.
 """
 

@@ -254,7 +254,7 @@ def iter_jsonl_blocks(
 def parse_jsonl_line(
     raw: bytes | None, *, max_line_bytes: int = MAX_DOCUMENT_BYTES
 ) -> tuple[Any, str | None] | None:
-    """One line from :func:`iter_jsonl_blocks` as ``(value, error)``, or ``None`` for a blank
+    """One line from ``iter_jsonl_blocks`` as ``(value, error)``, or ``None`` for a blank
     line (which holds no event)."""
     if raw is None:
         return None, _too_long(max_line_bytes)

@@ -47,7 +47,7 @@ from toolcall_spec.analytics.precheck import iter_unsettled_events
 from toolcall_spec.catalog import Kind, load_schema, registry, validator
 from toolcall_spec.loading import DocumentError, parse_json
 from toolcall_spec.paths import format_path
-from toolcall_spec.validation import schema_problems
+from toolcall_spec.validation import schema_problems, structure_problems
 
 MAX_BATCH_EVENTS = 1_000
 """Most events a batch may hold (Yavio's ``IngestBatch``: ``events`` 1 to 1,000)."""
@@ -131,12 +131,14 @@ class IngestAnswer:
 
 
 def event_issues(event: Any) -> list[str]:
-    """The schema issues of one ``tool_call`` event as ``path: message`` (empty when valid).
-    The compiled jsonschema-rs validator answers ``is_valid`` first; errors are collected only
-    for the events that fail."""
-    if validator(EVENT_KIND).is_valid(event):
+    """The issues of one ``tool_call`` event as ``path: message`` (empty when valid): the
+    structure limits every reader applies (depth, integer range), then the schema. The compiled
+    jsonschema-rs validator answers ``is_valid`` first; errors are collected only for the events
+    that fail."""
+    problems = structure_problems(event)
+    if not problems and validator(EVENT_KIND).is_valid(event):
         return []
-    return [str(problem) for problem in schema_problems(event, EVENT_KIND)]
+    return [str(problem) for problem in problems or schema_problems(event, EVENT_KIND)]
 
 
 def repair_event(event: Any) -> tuple[Any, list[str]]:
@@ -194,12 +196,13 @@ def _free_text_limits() -> dict[str, int]:
 def checked_event(event: Any) -> tuple[Any, list[str], list[str]]:
     """``(event as accepted, issues, warnings)``: a valid event as it is; an invalid one
     repaired when it can be (with a warning per change), otherwise its issues."""
-    if validator(EVENT_KIND).is_valid(event):
+    issues = event_issues(event)
+    if not issues:
         return event, [], []
     repaired, changes = repair_event(event)
-    if changes and validator(EVENT_KIND).is_valid(repaired):
+    if changes and not event_issues(repaired):
         return repaired, [], changes
-    return event, event_issues(event), []
+    return event, issues, []
 
 
 class DuplicateTracker:
@@ -343,7 +346,7 @@ def iter_jsonl_rejections(
     is_valid = validator(EVENT_KIND).is_valid  # the hot loop: one lookup, not one per line
     # The pre-check settles (and counts) most valid events from their bytes; the rest come here.
     for index, number, value, error in iter_unsettled_events(handle, counts, on_progress):
-        if error is None and is_valid(value):
+        if error is None and is_valid(value) and not structure_problems(value):
             counts[0] += 1  # the hot path: nothing else for a valid line
         else:
             rejection = _checked_line(index, number, value, error, counts=counts, warnings=warnings)

@@ -1,8 +1,8 @@
 """JSONL ingest on several processes, with the answer one process gives.
 
-The file is cut into pieces of about :data:`PIECE_BYTES` at line boundaries (a cut always falls
+The file is cut into pieces of about ``PIECE_BYTES`` at line boundaries (a cut always falls
 just after a newline, so no line is split). Each worker process checks whole pieces with the
-single-process code (:func:`~toolcall_spec.analytics.ingest.iter_jsonl_rejections`) and returns
+single-process code (``toolcall_spec.analytics.ingest.iter_jsonl_rejections``) and returns
 its counts, its line count and its rejections, numbered within the piece; the parent takes the
 pieces in file order and renumbers each rejection by the events and lines of the pieces before
 it. So the answer (counts, indices, line numbers, issues, their order) is the same for any number
@@ -91,7 +91,7 @@ def check_piece(path: str, start: int, end: int) -> PieceAnswer:
 
 def piece_bounds(path: str, piece_bytes: int | None = None) -> list[tuple[int, int]]:
     """``(start, end)`` byte ranges covering the file, each cut just after a newline, about
-    ``piece_bytes`` (default :data:`PIECE_BYTES`) apart."""
+    ``piece_bytes`` (default ``PIECE_BYTES``) apart."""
     piece_bytes = piece_bytes or PIECE_BYTES
     size = Path(path).stat().st_size
     cuts = [0]
@@ -122,7 +122,7 @@ def iter_jsonl_rejections_parallel(
     on_progress: ProgressCallback | None = None,
     warnings: list[EventWarning] | None = None,
 ) -> Iterator[EventRejection]:
-    """:func:`~toolcall_spec.analytics.ingest.iter_jsonl_rejections` over a JSONL *file* with
+    """``toolcall_spec.analytics.ingest.iter_jsonl_rejections`` over a JSONL *file* with
     ``workers`` processes: the same rejections in the same order, the same ``counts``. A stream
     that is not a named file, or a file of one piece, is read in this process. ``handle`` is left
     at the end of what has been answered (a progress display reads its position)."""
@@ -196,7 +196,7 @@ def ingest_jsonl_file(
     on_progress: ProgressCallback | None = None,
     max_errors: int | None = None,
 ) -> IngestAnswer:
-    """:func:`~toolcall_spec.analytics.ingest.ingest_jsonl` with ``workers`` processes for a
+    """``toolcall_spec.analytics.ingest.ingest_jsonl`` with ``workers`` processes for a
     named file. ``max_errors`` bounds the rejections kept (``rejected`` counts them all)."""
     counts = [0, 0]
     warnings: list[EventWarning] = []

@@ -13,14 +13,14 @@ How the schema becomes a decoder (msgspec decodes and checks in C):
   length bounds, numbers and integers with their bounds (``1.0`` for an integer is left to the
   full path), open objects a dict of JSON values three levels deep, numbers read as floats (so
   a number orjson refuses is refused here too); unknown members are refused (the schema is
-  closed); a keyword not understood raises :class:`UnsupportedSchemaError`, so a schema change
+  closed); a keyword not understood raises ``UnsupportedSchemaError``, so a schema change
   cannot silently widen what the pre-check accepts;
 - the ``if``/``then``/``else`` on one enum member (``status: error`` needs a category; any other
   status allows neither error field) becomes one tagged struct per value of that member; an
   event without the member is left to the full path;
 - ``pattern`` and ``format`` are checked per block: the block's values of that member joined by
   newlines, matched by one regular expression (a call per value costs as much as decoding the
-  event). ``date-time`` is matched by :data:`STRICT_DATE_TIME`, a subset of RFC 3339 whose every
+  event). ``date-time`` is matched by ``STRICT_DATE_TIME``, a subset of RFC 3339 whose every
   match is a real calendar date (no 29 February, no leap second, no year 0000: those go to the full
   path).
 """
@@ -60,7 +60,8 @@ STRICT_DATE_TIME = (
 
 _UNSET = msgspec.UNSET
 _IGNORED_ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "$comment"})
-_SETTLE_ERRORS = (msgspec.DecodeError, TypeError)  # TypeError: a line over the limit (None)
+# TypeError: a line over the limit (None); RecursionError: nested deeper than msgspec decodes.
+_SETTLE_ERRORS = (msgspec.DecodeError, TypeError, RecursionError)
 
 
 class UnsupportedSchemaError(ValueError):
@@ -178,7 +179,7 @@ _NOT_HEX = str.maketrans("", "", "0123456789abcdefABCDEF-\n")
 
 
 def _uuids_ok(values: Sequence[str]) -> bool:
-    """:data:`UUID_PATTERN` for a whole column with string methods only (several times faster
+    """``UUID_PATTERN`` for a whole column with string methods only (several times faster
     than the regex): 36 characters each, hyphens at 8, 13, 18 and 23, hexadecimal elsewhere."""
     count = len(values)
     joined = "\n".join(values) + "\n"
@@ -391,7 +392,7 @@ def iter_unsettled_events(
     handle: BinaryIO, counts: list[int], on_progress: ProgressCallback | None = None
 ) -> Iterator[tuple[int, int, Any, str | None]]:
     """The events of a JSONL stream the pre-check does not settle, as ``(index, line number,
-    value, error)`` (as :func:`toolcall_spec.loading.iter_jsonl` reads them), for the caller to
+    value, error)`` (as ``toolcall_spec.loading.iter_jsonl`` reads them), for the caller to
     decide; the settled ones are only counted, in ``counts[0]`` (accepted). ``on_progress`` gets
     (events read, accepted, rejected) after each block."""
     precheck = event_precheck()

@@ -61,7 +61,7 @@ def json_key(value: Any) -> tuple[Hashable, bool]:
     numbers do; booleans get keys of their own, so ``true`` is not ``1``). When both keys are
     exact, the converse holds too, so an index lookup needs no further comparison. A key is not
     exact when the value holds something JSON does not (NaN, a subclass of ``str``, a tuple, a
-    key that is not a string) or is nested deeper than :data:`MAX_KEY_DEPTH`."""
+    key that is not a string) or is nested deeper than ``MAX_KEY_DEPTH``."""
     exact = [True]
     return _key(value, 0, exact), exact[0]
 
