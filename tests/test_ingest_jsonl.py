@@ -12,7 +12,6 @@ from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_spec.analytics import ingest
 from toolcall_spec.analytics.ingest import EventWarning, ingest_jsonl, iter_jsonl_rejections
 from toolcall_spec.validation import validate
 
