@@ -24,6 +24,12 @@ def test_the_models_of_a_checkout_are_generated_models() -> None:
     assert Path(models.__file__).parent == REPO / "generated/models"
 
 
+def test_the_typed_dicts_of_a_checkout_are_generated_typed() -> None:
+    from toolcall_spec import typed
+
+    assert Path(typed.__file__).parent == REPO / "generated/typed"
+
+
 def test_no_data_folder_is_a_link_inside_the_package() -> None:
     package = Path(toolcall_spec.__file__).parent
     assert [p.name for p in package.iterdir() if p.is_symlink()] == []

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from replay_helpers import FixedClock, counter_ids, example, oracle_errors, tool_pairs
 
+from toolcall_spec.clock import elapsed_ms, format_timestamp
 from toolcall_spec.host.reference import ReferenceHost
-from toolcall_spec.replay.events import args_hash, elapsed_ms, format_timestamp
+from toolcall_spec.replay.events import args_hash
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

@@ -45,8 +45,8 @@ from toolcall_spec.analytics.classify import error_message
 from toolcall_spec.analytics.pii import safe_cut
 from toolcall_spec.analytics.precheck import iter_unsettled_events
 from toolcall_spec.catalog import Kind, load_schema, registry, validator
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.loading import DocumentError, parse_json
-from toolcall_spec.paths import format_path
 from toolcall_spec.validation import schema_problems
 
 MAX_BATCH_EVENTS = 1_000

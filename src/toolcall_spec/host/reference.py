@@ -27,6 +27,8 @@ from typing import Any, ClassVar, TypeVar
 
 import orjson
 
+from toolcall_spec.capabilities import EVAL_SUITE, PRE_POST_EVENTS, advertises, without
+from toolcall_spec.clock import Clock, IdSource, elapsed_ms, random_id, utc_now
 from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.host.port import owner_for
 from toolcall_spec.host.store import RunRecord, RunStore
@@ -48,15 +50,10 @@ from toolcall_spec.replay.events import (
     TOOL_FAILED,
     TOOL_RAISED,
     TOOL_RETURNED,
-    Clock,
     ErrorCode,
     EventLog,
-    IdSource,
-    elapsed_ms,
-    random_id,
     tool_called_payload,
     tool_returned_payload,
-    utc_now,
 )
 from toolcall_spec.replay.fixtures import FixtureServer, Miss, Served
 from toolcall_spec.replay.promote import recorded_fixtures
@@ -69,7 +66,7 @@ from toolcall_spec.replay.refusal import (
     first_refusal,
 )
 from toolcall_spec.replay.scoring import score_task
-from toolcall_spec.rules import advertises, is_tool_error
+from toolcall_spec.rules import is_tool_error
 from toolcall_spec.validation import validate
 
 T = TypeVar("T")
@@ -109,11 +106,7 @@ def default_capabilities() -> dict[str, Any]:
 
 def capabilities_without(capabilities: Mapping[str, Any], member: str) -> dict[str, Any]:
     """A copy of ``capabilities`` that no longer advertises ``agents.evalSuite.<member>``."""
-    document = copy.deepcopy(dict(capabilities))
-    eval_suite = document.get("agents", {}).get("evalSuite")
-    if isinstance(eval_suite, dict):
-        eval_suite.pop(member, None)
-    return document
+    return without(capabilities, (*EVAL_SUITE, member))
 
 
 def default_live_answer(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -232,7 +225,7 @@ class ReferenceHost:
     @property
     def tool_hooks(self) -> bool:
         """Whether tool events carry the RFC 0064 members (``toolHooks.prePostEvents``)."""
-        return advertises(self.capabilities, "toolHooks", "prePostEvents")
+        return advertises(self.capabilities, PRE_POST_EVENTS)
 
     def fixture_suite(self, fixture_id: str) -> dict[str, Any]:
         """The suite behind a conformance fixture id listed in discovery ``fixtures``."""

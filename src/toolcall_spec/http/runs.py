@@ -16,15 +16,15 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Literal
 
+from toolcall_spec.clock import timestamp_now, utc_now
 from toolcall_spec.host.port import HostPort
 from toolcall_spec.host.store import RunRecord, run_snapshot
 from toolcall_spec.http.errors import ApiError
 from toolcall_spec.http.limits import Limits
 from toolcall_spec.openwop_wire import RUN_FAILED, RUN_STARTED, TERMINAL_STATUSES
-from toolcall_spec.replay.events import EventLog, utc_now
+from toolcall_spec.replay.events import EventLog
 from toolcall_spec.replay.refusal import RunRequest
 
 RunStatus = Literal["running", "completed", "failed"]
@@ -125,7 +125,7 @@ class RunRegistry:
             request=request,
             workflow_id=str(request.suite.get("suiteId", "eval")),
             owner=dict(request.owner or {}),
-            created_at=now(),
+            created_at=timestamp_now(),
         )
         self._runs[run_id] = run
         self._active += 1
@@ -166,7 +166,7 @@ class RunRegistry:
         return record
 
     def _finish(self, run: ServedRun, done: Future[RunRecord]) -> None:
-        run.finished_at = now()
+        run.finished_at = timestamp_now()
         self._active -= 1
         error = None if done.cancelled() else done.exception()
         if done.cancelled() or error is not None:
@@ -215,8 +215,3 @@ def _failure(error: BaseException | None) -> dict[str, Any]:
 
 def _busy(message: str) -> ApiError:
     return ApiError(429, "rate_limited", f"{message}; retry later", headers={"Retry-After": "1"})
-
-
-def now() -> str:
-    """RFC 3339 UTC with milliseconds, the timestamp form the event schema accepts."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -5,12 +5,14 @@ with a fixed clock and fixed ids reproduces its log byte for byte."""
 from __future__ import annotations
 
 import hashlib
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
+from toolcall_spec.clock import (
+    Clock,
+    format_timestamp,
+)
 from toolcall_spec.openwop_wire import (
     EVAL_COMPLETED,
     EVAL_SCORED,
@@ -32,23 +34,13 @@ __all__ = [
     "TOOL_RAISED",
     "TOOL_RETURNED",
     "TRANSPORT",
-    "Clock",
     "ErrorCode",
     "EventLog",
-    "IdSource",
     "args_hash",
-    "elapsed_ms",
-    "format_timestamp",
-    "random_id",
     "tool_called_payload",
     "tool_returned_payload",
-    "utc_now",
 ]
 
-Clock = Callable[[], datetime]
-"""Returns the current time; a naive datetime is read as UTC."""
-IdSource = Callable[[], str]
-"""Returns a fresh opaque id (the part of a run id after ``<tenantId>/``)."""
 
 SCHEMA_VERSION = EVENT_SCHEMA_VERSION
 
@@ -74,27 +66,6 @@ FIXTURE_MISS = ErrorCode(vendor_code("fixture_miss"), "no fixture entry matches 
 """A call that matched no entry under ``onMiss: fail`` (or its deprecated spelling ``error``)."""
 TOOL_RAISED = ErrorCode(vendor_code("tool_raised"), "the live tool raised an exception")
 """A live tool that raised instead of answering."""
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def random_id() -> str:
-    return uuid.uuid4().hex
-
-
-def format_timestamp(moment: datetime) -> str:
-    """RFC 3339 in UTC with milliseconds and ``Z``, e.g. ``2026-11-30T12:00:00.250Z``."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    utc = moment.astimezone(timezone.utc)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
-def elapsed_ms(start: datetime, end: datetime) -> int:
-    """Whole milliseconds between two clock readings, never negative."""
-    return max(0, int((end - start).total_seconds() * 1000))
 
 
 def args_hash(args: Any) -> str | None:

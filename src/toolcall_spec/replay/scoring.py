@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolcall_spec.paths import format_path
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.replay.matching import json_equal
 
 
