@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -41,7 +42,7 @@ def factory(**overrides: Any) -> EventFactory:
     return EventFactory(**settings)
 
 
-def assert_valid(event: dict[str, Any]) -> None:
+def assert_valid(event: Mapping[str, Any]) -> None:
     assert validate(event, "tool-call-event") == []
     ToolCallEvent.model_validate(event)
 

@@ -16,7 +16,7 @@ Stdlib only: ``import toolcall_spec`` stays light.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 # -- versions and headers ---------------------------------------------------------------------
@@ -160,7 +160,9 @@ TASK_FAILED = f"{VENDOR_ORG}.eval.task-failed"
 TERMINAL_EVENT_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
 """The events that end a run's log, and with it a poll or an SSE stream."""
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-TRANSPORT_REST = "rest"
+RunTransport = Literal["rest", "mcp", "a2a", "ui"]
+"""How a run was created (``run.started.transport``, schemas/events/run-event-payloads)."""
+TRANSPORT_REST: RunTransport = "rest"
 """``run.started.transport`` of a run created over HTTP."""
 
 # -- vendor keys and seams --------------------------------------------------------------------

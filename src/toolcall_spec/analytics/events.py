@@ -21,6 +21,7 @@ from toolcall_spec.analytics.classify import Classification, ToolResult, wire_re
 from toolcall_spec.analytics.pii import safe_cut, strip_pii_deep
 from toolcall_spec.clock import Clock, IdSource, format_timestamp, new_uuid, utc_now
 from toolcall_spec.json_values import json_type
+from toolcall_spec.typed import ToolCallEvent
 
 MAX_ID_LENGTH = 128
 """Longest ``trace_id`` and ``session_id`` the schema accepts."""
@@ -56,11 +57,11 @@ class EventFactory:
         output: ToolResult | None = None,
         trace_id: str | None = None,
         session_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolCallEvent:
         """A complete ``tool_call`` event. ``latency_ms`` is left out when the handler never ran;
         ``arguments`` and ``output`` are captured when the factory's switches allow; ``output``
         may be the wire mapping or a result model (see ``classify.wire_result``)."""
-        event: dict[str, Any] = {
+        event: ToolCallEvent = {
             "event_id": self.new_id(),
             "event_type": "tool_call",
             "trace_id": (trace_id or self.new_id())[:MAX_ID_LENGTH],
@@ -72,23 +73,21 @@ class EventFactory:
         }
         if latency_ms is not None:
             event["latency_ms"] = round(max(latency_ms, 0.0), 3)
-        event.update(classification.fields())
+        event["status"] = classification.status
+        if classification.error_category is not None:
+            event["error_category"] = classification.error_category
+        if classification.error_message is not None:
+            event["error_message"] = classification.error_message
         event["is_retry"] = 0  # nothing detects retries yet; the member says so explicitly
         if self.capture_input and arguments is not None:
-            event.update(_captured_input(arguments))
+            keys = strip_pii_deep(list(arguments))
+            assert isinstance(keys, list)
+            event["input_keys"] = dict.fromkeys(keys, True)
+            event["input_types"] = dict(zip(keys, map(json_type, arguments.values()), strict=True))
+            event["input_values"] = captured(arguments)
         if self.capture_output and output is not None:
             event["output_content"] = captured(wire_result(output))
         return event
-
-
-def _captured_input(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    keys = strip_pii_deep(list(arguments))
-    assert isinstance(keys, list)
-    return {
-        "input_keys": dict.fromkeys(keys, True),
-        "input_types": dict(zip(keys, map(json_type, arguments.values()), strict=True)),
-        "input_values": captured(arguments),
-    }
 
 
 def captured(value: Mapping[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from toolcall_spec.clock import (
     Clock,
@@ -22,6 +22,7 @@ from toolcall_spec.openwop_wire import (
     TOOL_RETURNED,
     vendor_code,
 )
+from toolcall_spec.typed import AgentToolCalled, AgentToolReturned, ErrorObject, RunEvent
 
 __all__ = [
     "EVAL_COMPLETED",
@@ -44,7 +45,7 @@ __all__ = [
 
 SCHEMA_VERSION = EVENT_SCHEMA_VERSION
 
-TRANSPORT = "native"
+TRANSPORT: Literal["native"] = "native"
 """How the reference host reaches its tools: in process, neither MCP nor HTTP."""
 
 
@@ -56,7 +57,7 @@ class ErrorCode:
     code: str
     message: str
 
-    def error_object(self) -> dict[str, str]:
+    def error_object(self) -> ErrorObject:
         return {"code": self.code, "message": self.message}
 
 
@@ -102,19 +103,21 @@ class EventLog:
     def __init__(self, run_id: str, clock: Clock) -> None:
         self.run_id = run_id
         self.clock = clock
-        self.events: list[dict[str, Any]] = []
+        self.events: list[RunEvent] = []
         self._opaque = run_id.partition("/")[2] or run_id
 
-    def append(self, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def append(self, event_type: str, payload: Mapping[str, Any]) -> RunEvent:
+        """Append one event; ``payload`` is one of the payload types of ``toolcall_spec.typed``
+        (``RunStarted``, ``AgentToolCalled`` ...), or a vendor event's object."""
         sequence = len(self.events)
-        event = {
+        event: RunEvent = {
             "eventId": f"{self._opaque}-{sequence:04d}",
             "runId": self.run_id,
             "schemaVersion": SCHEMA_VERSION,
             "sequence": sequence,
             "timestamp": format_timestamp(self.clock()),
             "type": event_type,
-            "payload": payload,
+            "payload": dict(payload),
         }
         self.events.append(event)
         return event
@@ -122,10 +125,10 @@ class EventLog:
 
 def tool_called_payload(
     agent_id: str, tool: str, call_id: str, args: Any, *, hooks: bool
-) -> dict[str, Any]:
+) -> AgentToolCalled:
     """``agent.tool-called``; with tool hooks (``toolHooks.prePostEvents``) it carries ``argsHash``
     and ``transport``."""
-    payload: dict[str, Any] = {
+    payload: AgentToolCalled = {
         "agentId": agent_id,
         "toolName": tool,
         "callId": call_id,
@@ -144,16 +147,16 @@ def tool_returned_payload(
     tool: str,
     call_id: str,
     *,
-    error: Mapping[str, Any] | None,
+    error: ErrorObject | None,
     outcome: Any = None,
     hooks: bool,
     duration_ms: int,
-) -> dict[str, Any]:
+) -> AgentToolReturned:
     """``agent.tool-returned``: ``error`` and no ``outcome`` for a failed call, ``outcome``
     otherwise; with tool hooks also ``status`` (``ok``/``error``) and ``durationMs``."""
-    payload: dict[str, Any] = {"agentId": agent_id, "toolName": tool, "callId": call_id}
+    payload: AgentToolReturned = {"agentId": agent_id, "toolName": tool, "callId": call_id}
     if error is not None:
-        payload["error"] = dict(error)
+        payload["error"] = error.copy()
     else:
         payload["outcome"] = outcome
     if hooks:

@@ -24,7 +24,12 @@ from toolcall_spec.capabilities import (
     member,
 )
 from toolcall_spec.json_paths import format_path
-from toolcall_spec.openwop_wire import VALIDATION_ERROR, error_envelope, refusal_field
+from toolcall_spec.openwop_wire import (
+    VALIDATION_ERROR,
+    RunTransport,
+    error_envelope,
+    refusal_field,
+)
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID, script_problems
 from toolcall_spec.rules import is_tool_error
 from toolcall_spec.validation import validate
@@ -78,7 +83,7 @@ class RunRequest:
     fixture_runs: Mapping[str, str] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     owner: Mapping[str, Any] | None = None
-    transport: str | None = None
+    transport: RunTransport | None = None
 
     @property
     def effective_modes(self) -> tuple[str, ...]:
