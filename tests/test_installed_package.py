@@ -83,6 +83,9 @@ def test_the_wheel_holds_schemas_models_typed_examples_spec_and_py_typed(
         "toolcall_spec/models/__init__.py",
         "toolcall_spec/spec/requirements.json",
         "toolcall_spec/examples/index.json",
+        "toolcall_spec/data/reference-host.json",
+        "toolcall_spec/data/fixtures/conformance-eval-fixture-error.json",
+        "toolcall_spec/data/templates/suite.json",
         *(f"toolcall_spec/schemas/{path}" for path in all_schemas()),
         *(
             f"toolcall_spec/{folder}/{p.relative_to(REPO / 'generated' / folder).as_posix()}"

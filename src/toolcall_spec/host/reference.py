@@ -87,8 +87,9 @@ T = TypeVar("T")
 LiveTool = Callable[[dict[str, Any]], Any]
 """A live tool: the call's arguments in, its result (a ``CallToolResult``-shaped object) out."""
 
-CAPABILITIES_FILE = "examples/capabilities/reference-host.json"
-"""The reference host's discovery document, shipped as package data (also an example)."""
+CAPABILITIES_FILE = "data/reference-host.json"
+"""The reference host's discovery document, runtime package data (examples/capabilities/ holds
+an identical copy for the docs)."""
 
 RECORDED_ON_MISS = "fail"
 """How a task served from a ``fixtureRuns`` source answers an unmatched call (RFC 0252)."""

@@ -50,10 +50,11 @@ class RunRefused(Exception):  # noqa: N818  (the name the host API promises)
             400, field, error_envelope(VALIDATION_ERROR, message, {"field": field, **details})
         )
 
-    def _set(self, status: int, field: str | None, envelope: dict[str, Any]) -> None:
+    def _set(self, status: int, field: str | None, envelope: Mapping[str, Any]) -> None:
         self.status = status
         self.field = field
-        self.envelope = envelope
+        # A plain dict: adapters rebuild refusals from what any host answered.
+        self.envelope: dict[str, Any] = dict(envelope)
         self.message = str(envelope.get("message", ""))
         Exception.__init__(self, self.message)
 
