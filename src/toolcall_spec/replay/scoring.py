@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolcall_spec.json_paths import format_path
-from toolcall_spec.replay.matching import json_equal
+from toolcall_spec.json_values import json_equal
 
 
 @dataclass(frozen=True, slots=True)
