@@ -20,11 +20,19 @@ GENERATOR = "datamodel-code-generator==0.89.0"
 """Pinned: generated/ is reproduced byte for byte only by this exact generator version."""
 
 
+GENERATED_PROFILES = (None, "typed")
+"""The generator's runs: the Pydantic models ([tool.datamodel-codegen]: generated/models), then
+the TypedDicts (its profile ``typed``: generated/typed)."""
+
+
 @nox.session
 def generate(session: nox.Session) -> None:
-    """Regenerate the Pydantic models from schemas/ (settings: [tool.datamodel-codegen])."""
+    """Regenerate generated/ from schemas/: every run of GENERATED_PROFILES, each with the
+    session's arguments (``-- --check`` checks each for drift, and fails on the first)."""
     session.install(GENERATOR)
-    session.run("datamodel-codegen", *session.posargs)
+    for profile in GENERATED_PROFILES:
+        selected = () if profile is None else ("--profile", profile)
+        session.run("datamodel-codegen", *selected, *session.posargs)
 
 
 @nox.session
@@ -49,22 +57,31 @@ def typecheck(session: nox.Session) -> None:
     """mypy --strict over everything listed in [tool.mypy] files: src, tests, benchmarks and the
     docs build's hooks. test: pytest, hypothesis and the jsonschema stubs; docs: mkdocs."""
     session.install("-e", ".[all,test,docs]", "mypy==2.4.1")
-    _models_overlay()
+    _generated_overlay()
     session.run("mypy", *session.posargs)
 
 
-def _models_overlay() -> None:
-    """A fresh copy of generated/models as build/typecheck/toolcall_spec/models (on mypy_path).
+GENERATED_PACKAGES = ("models", "typed")
+"""The folders of generated/, each imported as ``toolcall_spec.<folder>``."""
 
-    At run time a source checkout imports them as toolcall_spec.models through the package's
-    __path__, which mypy does not follow; the copy gives mypy the same module tree.
+
+def _generated_overlay() -> None:
+    """A fresh copy of each generated/<folder> as build/typecheck/toolcall_spec/<folder> (on
+    mypy_path).
+
+    At run time a source checkout imports them as toolcall_spec.models and toolcall_spec.typed
+    through the package's __path__, which mypy does not follow; the copy gives mypy the same
+    module tree.
     """
     import shutil  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
-    target = Path("build/typecheck/toolcall_spec/models")
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree("generated/models", target, ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in GENERATED_PACKAGES:
+        target = Path("build/typecheck/toolcall_spec") / folder
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(
+            Path("generated") / folder, target, ignore=shutil.ignore_patterns("__pycache__")
+        )
 
 
 @nox.session

@@ -138,7 +138,7 @@ def ours(path: Path) -> int:
     from toolcall_spec.analytics.ingest import ingest_jsonl  # noqa: PLC0415
 
     with path.open("rb") as handle:
-        return ingest_jsonl(handle).rejected
+        return ingest_jsonl(handle)["rejected"]
 
 
 def jsonschema_rs_direct(path: Path) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from toolcall_spec.requirements import registry
+from toolcall_spec.requirement_registry import registry
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

@@ -23,6 +23,7 @@ from toolcall_spec.host.reference import CallResult, ReferenceHost, TaskRun
 from toolcall_spec.replay import refusal
 from toolcall_spec.replay.fixtures import Served
 from toolcall_spec.replay.refusal import RunRefused, RunRequest
+from toolcall_spec.typed import AgentToolReturned
 
 
 class ServesErrorAsSuccess(ReferenceHost):
@@ -44,7 +45,7 @@ class OutcomeBesideError(ReferenceHost):
 
     def tool_returned(
         self, call_id: str, tool: str, result: CallResult, duration_ms: int
-    ) -> dict[str, Any]:
+    ) -> AgentToolReturned:
         payload = super().tool_returned(call_id, tool, result, duration_ms)
         if result.error is not None and result.entry_index is not None:
             payload["outcome"] = {"content": result.content}
@@ -95,7 +96,7 @@ class OmitsErrorStatus(ReferenceHost):
 
     def tool_returned(
         self, call_id: str, tool: str, result: CallResult, duration_ms: int
-    ) -> dict[str, Any]:
+    ) -> AgentToolReturned:
         payload = super().tool_returned(call_id, tool, result, duration_ms)
         if result.error is not None:
             payload.pop("status", None)
@@ -173,7 +174,7 @@ class MismatchedCallId(ReferenceHost):
 
     def tool_returned(
         self, call_id: str, tool: str, result: CallResult, duration_ms: int
-    ) -> dict[str, Any]:
+    ) -> AgentToolReturned:
         return super().tool_returned(f"{call_id}-returned", tool, result, duration_ms)
 
 
@@ -182,7 +183,7 @@ class NegativeDuration(ReferenceHost):
 
     def tool_returned(
         self, call_id: str, tool: str, result: CallResult, duration_ms: int
-    ) -> dict[str, Any]:
+    ) -> AgentToolReturned:
         return super().tool_returned(call_id, tool, result, -1)
 
 

@@ -8,7 +8,7 @@ so that it shares no code with ``toolcall_spec.replay``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -142,7 +142,9 @@ def model_task(task: dict[str, Any], mode: str = "golden") -> ModelTask:
     return out
 
 
-def tool_pairs(events: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+def tool_pairs(
+    events: Sequence[Mapping[str, Any]],
+) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """``(tool-called, tool-returned)`` payload pairs in log order (asserting adjacency)."""
     for i, event in enumerate(events):
         if event["type"] == "agent.tool-called":

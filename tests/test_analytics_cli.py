@@ -155,7 +155,7 @@ def test_ingest_jsonl_streams_the_same_answer_the_library_gives(
     path.write_bytes(body)
     code, out, err = run(capsys, "ingest", str(path))
     answer = json.loads(out)  # streamed, yet one JSON document
-    assert answer == ingest_jsonl(io.BytesIO(body)).as_dict()
+    assert answer == ingest_jsonl(io.BytesIO(body))
     assert [e["line"] for e in answer["errors"]] == rejected_lines
     assert code == (0 if not rejected_lines else 1)
     assert err == ""  # not a terminal: no progress line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -20,9 +21,9 @@ from toolcall_spec.analytics.classify import (
 from toolcall_spec.analytics.events import (
     MAX_CAPTURED_BYTES,
     EventFactory,
-    json_type,
-    rfc3339,
 )
+from toolcall_spec.clock import format_timestamp
+from toolcall_spec.json_values import json_type
 from toolcall_spec.models import ToolCallEvent
 from toolcall_spec.validation import validate
 
@@ -41,7 +42,7 @@ def factory(**overrides: Any) -> EventFactory:
     return EventFactory(**settings)
 
 
-def assert_valid(event: dict[str, Any]) -> None:
+def assert_valid(event: Mapping[str, Any]) -> None:
     assert validate(event, "tool-call-event") == []
     ToolCallEvent.model_validate(event)
 
@@ -145,7 +146,7 @@ def test_long_names_and_ids_are_cut_to_the_schema_limits() -> None:
     ],
 )
 def test_timestamps_are_rfc3339_in_utc(moment: datetime, text: str) -> None:
-    assert rfc3339(moment) == text
+    assert format_timestamp(moment) == text
 
 
 @pytest.mark.parametrize(
@@ -155,6 +156,9 @@ def test_timestamps_are_rfc3339_in_utc(moment: datetime, text: str) -> None:
         (True, "boolean"),
         (3, "integer"),
         (2.5, "number"),
+        (1.0, "integer"),
+        (-0.0, "integer"),
+        ((1, 2), "array"),
         ("a", "string"),
         ([1], "array"),
         ({}, "object"),

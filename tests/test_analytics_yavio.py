@@ -74,9 +74,11 @@ def test_yavio_accepts_its_own_vectors_and_so_do_we() -> None:
     assert all(yavio_accepts(event) for event in events)
     stored: list[dict[str, Any]] = []
     answer = ingest_batch({"events": events}, stored.append)
-    assert (answer.status, answer.accepted, answer.rejected) == (200, 4, 0)
-    assert [warning.index for warning in answer.warnings] == [2]  # only the long message
-    assert answer.warnings[0].message.startswith("error_message: 807 characters")
+    assert (answer["status"], answer["accepted"], answer["rejected"]) == (200, 4, 0)
+    assert [warning["index"] for warning in answer.get("warnings", [])] == [
+        2
+    ]  # only the long message
+    assert answer.get("warnings", [])[0]["message"].startswith("error_message: 807 characters")
     thrown = stored[2]
     assert len(thrown["error_message"]) <= MAX_ERROR_MESSAGE_LENGTH
     assert "jane.doe@example.com" not in thrown["error_message"]
@@ -108,14 +110,14 @@ def test_a_full_batch_of_realistic_events_fits_the_body_limit() -> None:
     assert len(body) > 512_000  # Yavio's re-serialized limit would refuse it
     assert len(body) <= MAX_BODY_BYTES
     answer = ingest_body(body)
-    assert (answer.status, answer.accepted) == (200, MAX_BATCH_EVENTS)
-    assert ingest_body(body + b" " * (MAX_BODY_BYTES - len(body) + 1)).status == 413
+    assert (answer["status"], answer["accepted"]) == (200, MAX_BATCH_EVENTS)
+    assert ingest_body(body + b" " * (MAX_BODY_BYTES - len(body) + 1))["status"] == 413
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.ingest.repairs-with-warning")
 def test_the_answer_with_warnings_is_valid_with_status_first() -> None:
     event = {**vectors()[0], "surprise": 1, "platform": "p" * 300}
-    answer = ingest_batch({"events": [event]}).as_dict()
+    answer = ingest_batch({"events": [event]})
     assert next(iter(answer)) == "status"
     assert [w["message"].split(":")[0] for w in answer["warnings"]] == ["surprise", "platform"]
     assert validate(answer, "ingest-answer") == []
@@ -124,4 +126,4 @@ def test_the_answer_with_warnings_is_valid_with_status_first() -> None:
 def test_an_over_long_identifier_is_still_rejected_as_in_yavio() -> None:
     event = {**vectors()[0], "session_id": "s" * 129}
     assert not yavio_accepts(event)
-    assert ingest_batch({"events": [event]}).rejected == 1
+    assert ingest_batch({"events": [event]})["rejected"] == 1

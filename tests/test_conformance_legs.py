@@ -23,7 +23,7 @@ from toolcall_spec.conformance.registry import LEGS, leg_by_id
 from toolcall_spec.conformance.runner import Report, evaluate, run_conformance
 from toolcall_spec.host.fixtures import FIXTURE_ERROR, fixture_id_of, load_fixture
 from toolcall_spec.host.reference import ReferenceHost
-from toolcall_spec.requirements import registry
+from toolcall_spec.requirement_registry import registry
 from toolcall_spec.validation import validate
 
 requirement = pytest.mark.requirement

@@ -26,7 +26,7 @@ import pytest
 from conftest import REPO
 
 from toolcall_spec.catalog import all_schemas
-from toolcall_spec.requirements import find_witnesses, registry
+from toolcall_spec.requirement_registry import find_witnesses, registry
 
 PUBLISHED_URL = "https://toolcall-spec.github.io/toolcall-spec/"
 """mkdocs.yml's site_url: every schema $id is under it (tests/test_schema_bundle.py)."""

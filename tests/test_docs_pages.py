@@ -18,7 +18,7 @@ import pytest
 from conftest import EXAMPLES, REPO
 
 from toolcall_spec.catalog import SCHEMA_FILES, all_schemas
-from toolcall_spec.requirements import Requirement, Witness, find_witnesses, registry
+from toolcall_spec.requirement_registry import Requirement, Witness, find_witnesses, registry
 
 sys.path.insert(0, str(REPO / "docs" / "hooks"))  # the docs build's modules, as mkdocs loads them
 import api_pages

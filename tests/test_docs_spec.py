@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 from conftest import REPO
 
-from toolcall_spec.requirements import registry
+from toolcall_spec.requirement_registry import registry
 
 sys.path.insert(0, str(REPO / "docs" / "hooks"))  # the docs build's modules, as mkdocs loads them
 import spec_statements

@@ -131,11 +131,11 @@ def test_every_reader_refuses_a_repeat(tmp_path: Any) -> None:
     assert classify.returncode == 2
     assert 'the member "isError" appears more than once' in classify.stderr
     batch = ingest_body(b'{"events": [{"event_id": "x", "event_id": "y"}]}')
-    assert batch.status == 400
-    assert "events[0].event_id" in batch.as_dict()["error"]["message"]
+    assert batch["status"] == 400
+    assert "events[0].event_id" in batch["error"]["message"]
     answer = ingest_jsonl(io.BytesIO(b'{"status": "success", "status": "error"}\n'))
-    assert answer.rejected == 1
-    assert "status: the member" in answer.as_dict()["errors"][0]["issues"][0]
+    assert answer["rejected"] == 1
+    assert "status: the member" in answer["errors"][0]["issues"][0]
 
 
 # --- depth and integers -------------------------------------------------------------------------

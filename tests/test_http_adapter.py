@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -19,7 +19,7 @@ from toolcall_spec.http.server import BackgroundServer
 VOLATILE = ("eventId", "runId", "timestamp")
 
 
-def comparable(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def comparable(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Events without what differs between two runs of the same suite (ids, clock readings,
     and ``run.started.transport``: ``rest`` over HTTP, absent in process)."""
     out = []

@@ -23,10 +23,11 @@ from hypothesis import strategies as st
 from toolcall_spec.analytics.ingest import (
     MAX_BATCH_EVENTS,
     MAX_BODY_BYTES,
-    IngestAnswer,
     ingest_batch,
     ingest_body,
+    rejection,
 )
+from toolcall_spec.typed import IngestAnswer
 from toolcall_spec.validation import validate
 
 PER_EVENT = pytest.mark.requirement("toolcall-spec.requirement.ingest.per-event-answer")
@@ -52,8 +53,8 @@ def event(number: int, **members: Any) -> dict[str, Any]:
     }
 
 
-def answer_of(batch: Any) -> dict[str, Any]:
-    answer = ingest_batch(batch).as_dict()
+def answer_of(batch: Any) -> IngestAnswer:
+    answer = ingest_batch(batch)
     assert validate(answer, "ingest-answer") == []
     return answer
 
@@ -149,13 +150,13 @@ def test_the_limits_themselves_are_accepted() -> None:
     body = orjson.dumps({"events": [event(1, status="error", error_category="server")]})
     padded = body[:-1] + b" " * (MAX_BODY_BYTES - len(body)) + b"}"
     assert len(padded) == MAX_BODY_BYTES
-    assert ingest_body(padded).status == 200
+    assert ingest_body(padded)["status"] == 200
 
 
 @LIMITS
 def test_a_body_over_512000_bytes_is_413_before_parsing() -> None:
     too_big = b"{" + b" " * MAX_BODY_BYTES  # not even JSON: never parsed
-    answer = ingest_body(too_big).as_dict()
+    answer = ingest_body(too_big)
     assert answer["status"] == 413
     assert answer["error"]["code"] == "payload_too_large"
     assert (answer["accepted"], answer["rejected"]) == (0, 0)
@@ -166,7 +167,7 @@ def test_a_body_over_512000_bytes_is_413_before_parsing() -> None:
 @pytest.mark.parametrize("body", [b"{not json", b"\x00\x01", '{"events": [1,]}'])
 def test_a_body_that_is_not_json_is_400(body: bytes | str) -> None:
     answer = ingest_body(body)
-    assert (answer.status, answer.error and answer.error.code) == (400, "invalid_json")
+    assert (answer["status"], answer["error"]["code"]) == (400, "invalid_json")
 
 
 # --- the property: whatever is planted, the answer accounts for every event as sent -----------
@@ -228,22 +229,23 @@ def check_answer(
 ) -> None:
     """The answer accounts for every event as sent: the rejected indices are exactly the planted
     ones, in the batch's own index space, and accepted + rejected is what was sent."""
-    assert answer.accepted + answer.rejected == len(events)
-    assert [rejection.index for rejection in answer.errors] == sorted(expected)
-    assert answer.rejected == len(expected)
-    for rejection in answer.errors:
-        assert rejection.issues
+    assert answer["accepted"] + answer["rejected"] == len(events)
+    assert [rejected["index"] for rejected in answer["errors"]] == sorted(expected)
+    assert answer["rejected"] == len(expected)
+    for rejected in answer["errors"]:
+        assert rejected["issues"]
     if not expected:
-        assert answer.status == 200
+        assert answer["status"] == 200
     elif len(expected) == len(events):
-        assert answer.status == 400
+        assert answer["status"] == 400
     else:
-        assert answer.status == 207
-    assert validate(answer.as_dict(), "ingest-answer") == []
+        assert answer["status"] == 207
+    assert validate(answer, "ingest-answer") == []
     if repaired is not None:
-        assert {warning.index for warning in answer.warnings} == set(repaired)
+        warnings = answer.get("warnings", [])
+        assert {warning["index"] for warning in warnings} == set(repaired)
         for index, start in repaired.items():
-            messages = [w.message for w in answer.warnings if w.index == index]
+            messages = [w["message"] for w in warnings if w["index"] == index]
             assert any(message.startswith(start) for message in messages), messages
 
 
@@ -259,7 +261,7 @@ def test_every_event_sent_is_accounted_for_at_its_own_index(case: Planted) -> No
     answer = ingest_batch({"events": events}, stored.append)
     check_answer(events, expected, answer, repaired)
     assert events == snapshot  # ingest never changes what it was sent
-    assert len(stored) == answer.accepted
+    assert len(stored) == answer["accepted"]
     assert all(validate(event, "tool-call-event") == [] for event in stored)
 
 
@@ -271,12 +273,10 @@ def test_the_property_catches_an_answer_in_a_filtered_index_space() -> None:
     expected = {1: "bad status", 3: "bad is_retry"}
     honest = ingest_batch({"events": events})
     check_answer(events, expected, honest)
-    filtered = IngestAnswer(
-        honest.status,
-        honest.accepted,
-        honest.rejected,
-        [type(r)(position, r.issues) for position, r in enumerate(honest.errors)],
-    )
+    filtered: IngestAnswer = {
+        **honest,
+        "errors": [rejection(position, r["issues"]) for position, r in enumerate(honest["errors"])],
+    }
     with pytest.raises(AssertionError):
         check_answer(events, expected, filtered)
 
@@ -284,7 +284,7 @@ def test_the_property_catches_an_answer_in_a_filtered_index_space() -> None:
 def test_every_defect_in_the_strategy_makes_an_event_invalid() -> None:
     for name, defect in DEFECTS.items():
         answer = ingest_batch({"events": [defect(event(1))]})
-        assert answer.rejected == 1, name
+        assert answer["rejected"] == 1, name
 
 
 def test_every_repairable_defect_is_accepted_with_its_warning() -> None:
@@ -292,5 +292,5 @@ def test_every_repairable_defect_is_accepted_with_its_warning() -> None:
         sent = defect(event(1))
         assert validate(sent, "tool-call-event") != [], name  # the schema alone rejects it
         answer = ingest_batch({"events": [sent]})
-        assert (answer.accepted, answer.rejected) == (1, 0), name
-        assert [w.message[: len(start)] for w in answer.warnings] == [start], name
+        assert (answer["accepted"], answer["rejected"]) == (1, 0), name
+        assert [w["message"][: len(start)] for w in answer.get("warnings", [])] == [start], name

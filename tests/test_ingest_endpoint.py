@@ -70,7 +70,7 @@ def test_the_answer_is_the_cli_answer(
 ) -> None:
     body = batch(events)
     response = post(server, body)
-    expected = ingest_body(body).as_dict()
+    expected = ingest_body(body)
     assert response.status_code == expected["status"]
     assert without_request_id(response.json()) == expected
     assert store.count("project-a") == expected["accepted"]
@@ -79,7 +79,7 @@ def test_the_answer_is_the_cli_answer(
 def test_a_body_that_is_not_json_is_the_cli_400(server: BackgroundServer) -> None:
     response = post(server, b"{not json")
     assert response.status_code == 400
-    assert without_request_id(response.json()) == ingest_body(b"{not json").as_dict()
+    assert without_request_id(response.json()) == ingest_body(b"{not json")
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.project-from-key")

@@ -12,7 +12,8 @@ from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolcall_spec.analytics.ingest import EventWarning, ingest_jsonl, iter_jsonl_rejections
+from toolcall_spec.analytics.ingest import ingest_jsonl, iter_jsonl_rejections
+from toolcall_spec.typed import EventWarning
 from toolcall_spec.validation import validate
 
 PER_EVENT = pytest.mark.requirement("toolcall-spec.requirement.ingest.per-event-answer")
@@ -40,7 +41,7 @@ def good(number: int) -> bytes:
 @AS_SENT
 def test_the_example_file_names_the_rejected_line() -> None:
     with (EXAMPLES / "analytics" / "tool-calls.jsonl").open("rb") as handle:
-        answer = ingest_jsonl(handle).as_dict()
+        answer = ingest_jsonl(handle)
     assert validate(answer, "ingest-answer") == []
     assert (answer["status"], answer["accepted"], answer["rejected"]) == (207, 2, 1)
     [rejection] = answer["errors"]
@@ -51,7 +52,7 @@ def test_the_example_file_names_the_rejected_line() -> None:
 @PER_EVENT
 @AS_SENT
 def test_blank_lines_count_as_lines_not_as_events_and_bad_json_is_one_rejection() -> None:
-    answer = ingest_jsonl(stream(good(1), b"", b"{broken", b"   ", good(2), b"[1]")).as_dict()
+    answer = ingest_jsonl(stream(good(1), b"", b"{broken", b"   ", good(2), b"[1]"))
     assert (answer["status"], answer["accepted"], answer["rejected"]) == (207, 2, 2)
     first, second = answer["errors"]
     assert (first["index"], first["line"]) == (1, 3)
@@ -63,9 +64,9 @@ def test_blank_lines_count_as_lines_not_as_events_and_bad_json_is_one_rejection(
 @PER_EVENT
 def test_an_empty_stream_and_an_all_bad_stream_are_400() -> None:
     empty = ingest_jsonl(io.BytesIO(b"\n\n"))
-    assert (empty.status, empty.error and empty.error.code) == (400, "no_events")
+    assert (empty["status"], empty["error"]["code"]) == (400, "no_events")
     bad = ingest_jsonl(stream(b"1", b"2"))
-    assert (bad.status, bad.accepted, bad.rejected) == (400, 0, 2)
+    assert (bad["status"], bad["accepted"], bad["rejected"]) == (400, 0, 2)
 
 
 def test_progress_is_reported_with_the_running_counts() -> None:
@@ -108,6 +109,6 @@ def test_every_line_is_accounted_for_at_its_own_number(items: list[Any]) -> None
     rejections = list(iter_jsonl_rejections(io.BytesIO(body), counts, None, warnings))
     assert sum(counts) == len(events)
     assert counts[1] == len(bad_lines)
-    assert {rejection.line for rejection in rejections} == bad_lines
-    assert {warning.line for warning in warnings} == fixed_lines
-    assert all(r.line is not None and r.index == r.line - 1 for r in rejections)  # no blanks
+    assert {rejection.get("line") for rejection in rejections} == bad_lines
+    assert {warning.get("line") for warning in warnings} == fixed_lines
+    assert all("line" in r and r["index"] == r["line"] - 1 for r in rejections)  # no blanks

@@ -23,6 +23,7 @@ from toolcall_spec.analytics.ingest_parallel import (
     iter_jsonl_rejections_parallel,
     piece_bounds,
 )
+from toolcall_spec.typed import EventRejection
 
 AS_SENT = pytest.mark.requirement("toolcall-spec.requirement.ingest.indices-as-sent")
 
@@ -55,17 +56,17 @@ def body_of(kinds: list[str], final_newline: bool) -> bytes:
     return b"\n".join(lines) + (b"\n" if final_newline else b"")
 
 
-def one_process(body: bytes) -> tuple[list[dict[str, Any]], list[int]]:
+def one_process(body: bytes) -> tuple[list[EventRejection], list[int]]:
     counts = [0, 0]
-    rejections = [r.as_dict() for r in iter_jsonl_rejections(io.BytesIO(body), counts)]
+    rejections = list(iter_jsonl_rejections(io.BytesIO(body), counts))
     return rejections, counts
 
 
-def with_workers(path: Path, workers: int) -> tuple[list[dict[str, Any]], list[int]]:
+def with_workers(path: Path, workers: int) -> tuple[list[EventRejection], list[int]]:
     counts = [0, 0]
     with path.open("rb") as handle:
         rejections = iter_jsonl_rejections_parallel(handle, workers, counts)
-        return [r.as_dict() for r in rejections], counts
+        return list(rejections), counts
 
 
 @AS_SENT
@@ -168,9 +169,9 @@ def test_stdin_is_read_by_one_process_with_the_same_answer(tmp_path: Path) -> No
 def test_the_python_api_keeps_a_bounded_list_and_counts_all(tmp_path: Path) -> None:
     body = body_of(["invalid"] * 30 + ["valid"] * 5, final_newline=True)
     answer = ingest_jsonl(io.BytesIO(body), max_errors=10)
-    assert (answer.accepted, answer.rejected, len(answer.errors)) == (5, 30, 10)
-    assert [e.index for e in answer.errors] == list(range(10))
-    assert len(ingest_jsonl(io.BytesIO(body), max_errors=None).errors) == 30
+    assert (answer["accepted"], answer["rejected"], len(answer["errors"])) == (5, 30, 10)
+    assert [e["index"] for e in answer["errors"]] == list(range(10))
+    assert len(ingest_jsonl(io.BytesIO(body), max_errors=None)["errors"]) == 30
     path = tmp_path / "events.jsonl"
     path.write_bytes(body)
     with path.open("rb") as handle:

@@ -22,10 +22,10 @@ from jsonschema import Draft202012Validator
 
 from toolcall_spec import loading
 from toolcall_spec.analytics.ingest import (
-    EventRejection,
     event_issues,
     ingest_jsonl,
     jsonl_answer,
+    rejection,
 )
 from toolcall_spec.analytics.precheck import (
     STRICT_DATE_TIME,
@@ -35,6 +35,7 @@ from toolcall_spec.analytics.precheck import (
 )
 from toolcall_spec.catalog import all_schemas, load_schema, registry, validator
 from toolcall_spec.loading import iter_jsonl, parse_jsonl_line
+from toolcall_spec.typed import EventRejection, IngestAnswer
 
 FAITHFUL = pytest.mark.requirement("toolcall-spec.requirement.ingest.faithful-fast-validator")
 
@@ -269,19 +270,19 @@ def test_ingest_answers_as_the_line_by_line_path(pairs: list[tuple[Any, str]]) -
     expected = reference_answer(body)
     for block in (7, 64, 1 << 20):
         with patch_block_bytes(block):
-            assert ingest_jsonl(io.BytesIO(body)).as_dict() == expected
+            assert ingest_jsonl(io.BytesIO(body)) == expected
 
 
-def reference_answer(body: bytes) -> dict[str, Any]:
+def reference_answer(body: bytes) -> IngestAnswer:
     accepted = 0
     errors: list[EventRejection] = []
     for index, (number, value, error) in enumerate(iter_jsonl(io.BytesIO(body))):
         issues = [f"(root): {error}"] if error is not None else event_issues(value)
         if issues:
-            errors.append(EventRejection(index, tuple(issues), number))
+            errors.append(rejection(index, issues, number))
         else:
             accepted += 1
-    return jsonl_answer(accepted, len(errors), errors).as_dict()
+    return jsonl_answer(accepted, len(errors), errors)
 
 
 @contextmanager

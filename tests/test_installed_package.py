@@ -74,17 +74,23 @@ def test_the_install_is_not_editable(installed: Installed) -> None:
     assert REPO not in location.parents
 
 
-def test_the_wheel_holds_schemas_models_examples_spec_and_py_typed(installed: Installed) -> None:
+def test_the_wheel_holds_schemas_models_typed_examples_spec_and_py_typed(
+    installed: Installed,
+) -> None:
     names = set(zipfile.ZipFile(installed.wheel).namelist())
     expected = {
         "toolcall_spec/py.typed",
         "toolcall_spec/models/__init__.py",
         "toolcall_spec/spec/requirements.json",
         "toolcall_spec/examples/index.json",
+        "toolcall_spec/data/reference-host.json",
+        "toolcall_spec/data/fixtures/conformance-eval-fixture-error.json",
+        "toolcall_spec/data/templates/suite.json",
         *(f"toolcall_spec/schemas/{path}" for path in all_schemas()),
         *(
-            f"toolcall_spec/models/{p.relative_to(REPO / 'generated/models').as_posix()}"
-            for p in (REPO / "generated/models").rglob("*.py")
+            f"toolcall_spec/{folder}/{p.relative_to(REPO / 'generated' / folder).as_posix()}"
+            for folder in ("models", "typed")
+            for p in (REPO / "generated" / folder).rglob("*.py")
         ),
         *(
             f"toolcall_spec/examples/{p.relative_to(EXAMPLES).as_posix()}"
@@ -103,7 +109,7 @@ def test_the_sources_and_the_license_are_real_files_not_links(installed: Install
     assert {"LICENSE", "schemas/suites/agent-eval-suite.schema.json", "spec/requirements.json"} <= (
         names
     )
-    assert "generated/models/__init__.py" in names
+    assert {"generated/models/__init__.py", "generated/typed/__init__.py"} <= names
     assert not (REPO / "src/toolcall_spec/schemas").exists()
 
 
@@ -133,6 +139,19 @@ def test_the_models_import(installed: Installed) -> None:
         "print(r.isError, len(m.__all__) > 20)\n"
     )
     assert installed.python_says(code) == "True True\n"
+
+
+def test_the_typed_dicts_import_from_inside_the_package(installed: Installed) -> None:
+    code = (
+        "import toolcall_spec.typed as t\n"
+        "print(t.__file__)\n"
+        "print(sorted(t.IngestAnswer.__annotations__))\n"
+    )
+    location, members = installed.python_says(code).splitlines()
+    assert "site-packages" in Path(location).parts
+    assert members == str(
+        sorted(["status", "accepted", "rejected", "errors", "warnings", "error", "requestId"])
+    )
 
 
 def test_every_schema_is_package_data(installed: Installed) -> None:

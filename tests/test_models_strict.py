@@ -1,6 +1,6 @@
 """Every strictness rule, table-driven, in BOTH the JSON Schema validators (the oracle and the fast
 one) and the generated models (reading JSON text and Python objects). Where the generator cannot
-carry a rule, a hand-written base or type in toolcall_spec.model_rules does; each row below fails
+carry a rule, a hand-written base or type in toolcall_spec.model_bases does; each row below fails
 if that carrier is lost.
 
 Also pinned here: the few places where the pure-Python oracle misreads JSON Schema (kept out of
@@ -22,7 +22,7 @@ from pydantic.fields import FieldInfo
 
 from toolcall_spec import models
 from toolcall_spec.catalog import Kind, all_schemas
-from toolcall_spec.model_rules import JsonModel, check_date_time
+from toolcall_spec.model_bases import JsonModel, check_date_time
 
 ENTRY = ("tasks", 0, "fixtures", "toolResponses", 0)
 PAYLOAD = ("payload",)

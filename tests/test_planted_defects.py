@@ -46,7 +46,7 @@ from strategies import (
 
 from toolcall_spec import models
 from toolcall_spec.catalog import all_schemas
-from toolcall_spec.model_rules import ToolCallEventRules
+from toolcall_spec.model_bases import ToolCallEventRules
 from toolcall_spec.models.events import run_event_payloads_schema as payloads
 
 SEARCH = settings(max_examples=2000, deadline=None, database=None, phases=[Phase.generate])

@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 from replay_helpers import FixedClock, counter_ids, example, oracle_errors, tool_pairs
 
+from toolcall_spec.clock import elapsed_ms, format_timestamp
 from toolcall_spec.host.reference import ReferenceHost
-from toolcall_spec.replay.events import args_hash, elapsed_ms, format_timestamp
+from toolcall_spec.replay.events import args_hash
+from toolcall_spec.typed import RunEvent
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -28,7 +30,7 @@ def two_task_suite() -> dict[str, Any]:
     return suite
 
 
-def run_events(host: ReferenceHost, suite: dict[str, Any]) -> list[dict[str, Any]]:
+def run_events(host: ReferenceHost, suite: dict[str, Any]) -> list[RunEvent]:
     return host.events(host.create_run(suite))
 
 
@@ -94,7 +96,7 @@ def test_args_hash_is_sha256_of_the_jcs_text() -> None:
 
 
 def test_a_fixed_clock_and_ids_reproduce_the_log() -> None:
-    def run() -> list[dict[str, Any]]:
+    def run() -> list[RunEvent]:
         host = ReferenceHost(clock=FixedClock(), ids=counter_ids())
         return run_events(host, two_task_suite())
 

@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from replay_helpers import canonical
 
-from toolcall_spec.replay.matching import args_match, json_equal
+from toolcall_spec.json_values import json_equal
+from toolcall_spec.replay.matching import args_match
 
 EQUAL = [
     ({"a": 1, "b": 2}, {"b": 2, "a": 1}),

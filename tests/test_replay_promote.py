@@ -18,12 +18,13 @@ from replay_helpers import (
 
 from toolcall_spec.host import ReferenceHost
 from toolcall_spec.replay.promote import promote, promote_jsonl
+from toolcall_spec.typed import RunEvent
 
 RFC_SUITE = "suites/rfc0245-fail-then-succeed.json"
 AGENT = "acme.agents.support"
 
 
-def recorded() -> list[dict[str, Any]]:
+def recorded() -> list[RunEvent]:
     host = ReferenceHost(tenant="acme")
     return host.events(host.create_run(example(RFC_SUITE)))
 

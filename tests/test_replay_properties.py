@@ -3,6 +3,7 @@ independent model of tests/replay_helpers.py, plus planted mutant hosts the same
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from replay_strategies import suites
 from toolcall_spec.host import CallResult, ReferenceHost, TaskRun
 from toolcall_spec.replay import Served
 from toolcall_spec.replay.promote import promote
+from toolcall_spec.typed import AgentToolReturned
 
 FIXED_MESSAGES = {
     "the tool reported an error",
@@ -107,7 +109,7 @@ def test_promoted_run_replays_the_same_outcomes_and_errors(suite: dict[str, Any]
     assert fresh.summary(fresh.run_ids()[0])["fixtureMissCount"] == 0
 
 
-def _answers(events: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _answers(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """The sequence of answers: the tool and either ``error`` or the outcome's canonical JSON."""
     return [
         (r["toolName"], "error" if "error" in r else canonical(r["outcome"]))
@@ -147,7 +149,7 @@ class NeverCountsMisses(ReferenceHost):
 class RecordsOutcomeBesideError(ReferenceHost):
     def tool_returned(
         self, call_id: str, tool: str, result: CallResult, duration_ms: int
-    ) -> dict[str, Any]:
+    ) -> AgentToolReturned:
         payload = super().tool_returned(call_id, tool, result, duration_ms)
         if "error" in payload:
             payload["outcome"] = {"content": []}

@@ -8,7 +8,7 @@ import re
 
 from conftest import REPO
 
-from toolcall_spec.requirements import find_witnesses, registry
+from toolcall_spec.requirement_registry import find_witnesses, registry
 
 
 def test_every_requirement_has_a_witness() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from markdown_text import cell
 
-from toolcall_spec.requirements import Requirement, Witness
+from toolcall_spec.requirement_registry import Requirement, Witness
 
 MATRIX_URI = "reference/requirements.md"
 SPEC_DIR = "spec"

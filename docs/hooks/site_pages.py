@@ -31,7 +31,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.structure.pages import Page
 
 from toolcall_spec.catalog import SCHEMA_FILES, all_schemas, is_kind
-from toolcall_spec.requirements import find_witnesses, registry
+from toolcall_spec.requirement_registry import find_witnesses, registry
 
 log = logging.getLogger("mkdocs.hooks.toolcall_spec")
 

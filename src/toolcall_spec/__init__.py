@@ -2,7 +2,8 @@
 
 The one rule: a tool result is an error exactly when its ``isError`` member is the JSON boolean
 ``true``. The JSON Schemas ship in ``toolcall_spec/schemas``, the generated Pydantic models import
-as ``toolcall_spec.models``, and this package holds the runtime rules around them.
+as ``toolcall_spec.models`` and the generated TypedDicts as ``toolcall_spec.typed``, and this
+package holds the runtime rules around them.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ __version__ = "0.1.0"
 # imports cost more than the rest of `toolcall-spec --help`).
 _HERE = os.path.dirname(__file__)  # noqa: PTH120
 if not os.path.isdir(os.path.join(_HERE, "models")):  # noqa: PTH112, PTH118
-    # A source checkout: a wheel carries the generated models as toolcall_spec/models (the build
-    # copies them in); here `toolcall_spec.models` is the repository's generated/models itself.
+    # A source checkout: a wheel carries the generated packages as toolcall_spec/models and
+    # toolcall_spec/typed (the build copies them in); here they are the repository's
+    # generated/models and generated/typed themselves.
     __path__.append(os.path.join(os.path.dirname(os.path.dirname(_HERE)), "generated"))  # noqa: PTH118, PTH120
 
 if TYPE_CHECKING:

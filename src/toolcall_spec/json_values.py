@@ -1,5 +1,9 @@
-"""JSON-value equality, the one comparison every part of the package uses (fixture matching,
-golden scoring, conformance, schema compatibility).
+"""JSON values as this package reads them: their type, their equality, a hashable key and a
+canonical text. Every part of the package (fixture matching, golden scoring, conformance, schema
+compatibility, analytics) uses these.
+
+A number with no fractional part is an ``integer``, as JSON Schema says: ``json_type(1.0)`` is
+``"integer"``, and ``1`` and ``1.0`` are equal and share a key.
 
 Two values are equal as JSON values when they denote the same JSON text up to key order and number
 spelling: ``{"a": 1, "b": 2} == {"b": 2, "a": 1.0}``, but ``true != 1`` and ``false != 0`` (Python's
@@ -9,7 +13,11 @@ deeply nested document cannot exhaust the interpreter's recursion limit.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Mapping
+from fractions import Fraction
 from typing import Any
+
+import orjson
 
 
 def _scalar_equal(left: Any, right: Any) -> bool:
@@ -45,3 +53,56 @@ def json_equal(left: Any, right: Any) -> bool:
         elif not _scalar_equal(a, b):
             return False
     return True
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a JSON number (a boolean is not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def number(value: int | float) -> Fraction:
+    """The exact value of a JSON number; a float reads as its shortest decimal (``0.1``: 1/10)."""
+    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a parsed JSON value: ``null``, ``boolean``, ``integer`` (any
+    number with no fractional part, ``1.0`` included), ``number``, ``string``, ``array`` (a list
+    or tuple), ``object`` (a mapping). Anything else is named by its Python type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    return "array" if isinstance(value, (list, tuple)) else type(value).__name__
+
+
+def json_key(value: Any) -> Hashable:
+    """A hashable key equal for equal JSON values: ``1`` and ``1.0`` agree, ``true`` and ``1`` do
+    not, member order does not matter."""
+    if isinstance(value, bool) or value is None:
+        return ("literal", value)
+    if isinstance(value, (int, float)):
+        return ("number", number(value))
+    if isinstance(value, str):
+        return ("string", value)
+    if isinstance(value, list):
+        return ("array", tuple(json_key(item) for item in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, json_key(v)) for k, v in value.items()))
+    return ("other", repr(value))
+
+
+def canonical(value: Any) -> bytes | None:
+    """The value as JSON text with sorted members; ``None`` when it is not JSON."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return None

@@ -11,7 +11,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from toolcall_spec.paths import format_path
+from toolcall_spec.json_paths import format_path
 
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 """Largest single JSON document (or JSONL line) read; larger input is refused, not parsed."""

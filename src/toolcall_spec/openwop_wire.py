@@ -16,8 +16,12 @@ Stdlib only: ``import toolcall_spec`` stays light.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, cast
 from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from toolcall_spec.typed import ErrorDetails, ErrorEnvelope
 
 # -- versions and headers ---------------------------------------------------------------------
 
@@ -128,12 +132,13 @@ def vendor_code(name: str) -> str:
 
 
 def error_envelope(
-    code: str, message: str, details: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """The flat error envelope ``{error, message, details?}``; ``details`` only when not empty."""
-    body: dict[str, Any] = {"error": code, "message": message}
+    code: str, message: str, details: Mapping[str, Any] | None = None
+) -> ErrorEnvelope:
+    """The flat error envelope ``{error, message, details?}``; ``details`` only when not empty.
+    ``details`` is open (``field`` is the one member the schema names)."""
+    body: ErrorEnvelope = {"error": code, "message": message}
     if details:
-        body["details"] = details
+        body["details"] = cast("ErrorDetails", dict(details))
     return body
 
 
@@ -160,7 +165,9 @@ TASK_FAILED = f"{VENDOR_ORG}.eval.task-failed"
 TERMINAL_EVENT_TYPES = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
 """The events that end a run's log, and with it a poll or an SSE stream."""
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-TRANSPORT_REST = "rest"
+RunTransport = Literal["rest", "mcp", "a2a", "ui"]
+"""How a run was created (``run.started.transport``, schemas/events/run-event-payloads)."""
+TRANSPORT_REST: RunTransport = "rest"
 """``run.started.transport`` of a run created over HTTP."""
 
 # -- vendor keys and seams --------------------------------------------------------------------

@@ -1,6 +1,9 @@
-"""The data folders that ship with the package: ``schemas``, ``spec`` and ``examples``.
+"""The data folders that ship with the package: ``schemas``, ``spec``, ``examples`` and ``data``.
 
-The repository's top-level folders are the single source. A wheel carries copies inside the
+``data`` is what the runtime itself reads (the reference host's discovery document, the
+conformance fixtures, the templates of ``toolcall-spec new``): it lives inside the package
+(src/toolcall_spec/data), so it is the same folder in a checkout and in a wheel. The other three
+are the repository's top-level folders, their single source. A wheel carries copies inside the
 package (the build force-includes them, for the sdist and the wheel alike); a source checkout (an
 editable install, or ``src`` on ``sys.path``) reads the top-level folders themselves, so an edit
 to a schema is seen without reinstalling. Every reader of package data goes through here.
@@ -14,12 +17,13 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 DataFolder = str
-"""One of ``schemas``, ``spec``, ``examples``."""
+"""One of ``schemas``, ``spec``, ``examples``, ``data``."""
 
 CHECKOUT_FOLDERS: dict[DataFolder, str] = {
     "schemas": "schemas",
     "spec": "spec",
     "examples": "examples",
+    "data": "src/toolcall_spec/data",
 }
 """Where each data folder lives in a source checkout, relative to the repository root."""
 

@@ -8,7 +8,6 @@ Absent, ``false``, ``"true"``, ``1``, ``1.0``, ``null``: not an error. Every cal
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 
 def is_literal_true(value: object) -> bool:
@@ -21,15 +20,3 @@ def is_tool_error(result: object) -> bool:
     error: its ``isError`` member is the JSON boolean ``true``. Anything that is not a mapping is
     not an error."""
     return isinstance(result, Mapping) and is_literal_true(result.get("isError"))
-
-
-def advertises(capabilities: Mapping[str, Any], *path: str) -> bool:
-    """Whether a discovery document advertises a capability member, e.g.
-    ``advertises(doc, "agents", "evalSuite", "fixtureErrors")``. Advertising takes the literal
-    ``true`` for a boolean member, or the presence of an object (a family record or facet)."""
-    node: Any = capabilities
-    for key in path:
-        if not isinstance(node, Mapping) or key not in node:
-            return False
-        node = node[key]
-    return is_literal_true(node) or isinstance(node, Mapping)

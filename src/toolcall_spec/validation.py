@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema_rs
 
 from toolcall_spec.catalog import KINDS, Kind, all_schemas, infer_kind, is_kind, validator
-from toolcall_spec.paths import ROOT, format_path, printable
+from toolcall_spec.json_paths import ROOT, format_path, printable
 from toolcall_spec.problems import Problem
 from toolcall_spec.rules import is_tool_error
 

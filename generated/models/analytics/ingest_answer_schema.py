@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import MISSING, ConfigDict, Field, RootModel, StrictInt, StrictStr
-from toolcall_spec.model_rules import JsonModel
+from toolcall_spec.model_bases import JsonModel
 
 
 class Issue(RootModel[StrictStr]):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import MISSING, ConfigDict, Field, StrictStr
-from toolcall_spec.model_rules import JsonModel, Timestamp
+from toolcall_spec.model_bases import JsonModel, Timestamp
 
 from . import tool_call_event_schema
 

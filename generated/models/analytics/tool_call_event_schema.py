@@ -16,7 +16,7 @@ from pydantic import (
     StrictStr,
     model_validator,
 )
-from toolcall_spec.model_rules import Timestamp, ToolCallEventRules
+from toolcall_spec.model_bases import Timestamp, ToolCallEventRules
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):

@@ -21,7 +21,7 @@ from pydantic import (
     TypeAdapter,
     model_validator,
 )
-from toolcall_spec.model_rules import CapabilityRecordRules, JsonModel
+from toolcall_spec.model_bases import CapabilityRecordRules, JsonModel
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):

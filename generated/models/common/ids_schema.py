@@ -7,7 +7,7 @@ from collections.abc import Mapping as _Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import MISSING, BaseModel, ConfigDict, Field, RootModel, StrictStr, model_validator
-from toolcall_spec.model_rules import JsonModel, SubjectRules
+from toolcall_spec.model_bases import JsonModel, SubjectRules
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import MISSING, ConfigDict, Field, RootModel, StrictStr
-from toolcall_spec.model_rules import ErrorDetailsRules, JsonModel
+from toolcall_spec.model_bases import ErrorDetailsRules, JsonModel
 
 
 class VendorErrorCode(RootModel[StrictStr]):

@@ -19,7 +19,7 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
-from toolcall_spec.model_rules import AgentToolReturnedRules, JsonModel
+from toolcall_spec.model_bases import AgentToolReturnedRules, JsonModel
 
 from ..common import ids_schema
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import MISSING, ConfigDict, Field, RootModel, StrictInt, StrictStr
-from toolcall_spec.model_rules import RunEventRules, Timestamp
+from toolcall_spec.model_bases import RunEventRules, Timestamp
 
 
 class VendorEventType(RootModel[StrictStr]):

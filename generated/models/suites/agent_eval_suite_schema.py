@@ -17,7 +17,7 @@ from pydantic import (
     StrictStr,
     model_validator,
 )
-from toolcall_spec.model_rules import JsonModel, ToolResponseRules
+from toolcall_spec.model_bases import JsonModel, ToolResponseRules
 
 
 class _JsonSchemaRuntimeValidationBase(BaseModel):

@@ -21,11 +21,12 @@ if TYPE_CHECKING:
         classify_result,
     )
     from toolcall_spec.analytics.events import EventFactory
-    from toolcall_spec.analytics.ingest import IngestAnswer, ingest_batch, ingest_body, ingest_jsonl
+    from toolcall_spec.analytics.ingest import ingest_batch, ingest_body, ingest_jsonl
     from toolcall_spec.analytics.mcp_server import instrument
     from toolcall_spec.analytics.metrics import ErrorMetrics, error_metrics, jsonl_error_metrics
     from toolcall_spec.analytics.pii import strip_pii
     from toolcall_spec.analytics.sinks import JsonlFileSink, MemorySink, callback_sink
+    from toolcall_spec.typed import IngestAnswer
 
 _EXPORTS = {
     "MAX_ERROR_MESSAGE_LENGTH": "classify",
@@ -34,7 +35,7 @@ _EXPORTS = {
     "classify_pre_handler_failure": "classify",
     "classify_result": "classify",
     "EventFactory": "events",
-    "IngestAnswer": "ingest",
+    "IngestAnswer": "toolcall_spec.typed",
     "ingest_batch": "ingest",
     "ingest_body": "ingest",
     "ingest_jsonl": "ingest",
@@ -74,4 +75,5 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(name)
-    return getattr(import_module(f"{__name__}.{module}"), name)
+    # A bare name is a module of this package; a dotted one is a full module path.
+    return getattr(import_module(module if "." in module else f"{__name__}.{module}"), name)

@@ -10,10 +10,8 @@ still too large, or is not JSON, is replaced by ``{"_truncated": true}``, as ing
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Literal
 
 import orjson
@@ -21,6 +19,9 @@ import orjson
 from toolcall_spec import __version__
 from toolcall_spec.analytics.classify import Classification, ToolResult, wire_result
 from toolcall_spec.analytics.pii import safe_cut, strip_pii_deep
+from toolcall_spec.clock import Clock, IdSource, format_timestamp, new_uuid, utc_now
+from toolcall_spec.json_values import json_type
+from toolcall_spec.typed import ToolCallEvent
 
 MAX_ID_LENGTH = 128
 """Longest ``trace_id`` and ``session_id`` the schema accepts."""
@@ -33,40 +34,6 @@ TRUNCATED: dict[str, Any] = {"_truncated": True}
 Source = Literal["server", "widget"]
 
 
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def new_uuid() -> str:
-    """A random (version 4) UUID in its hyphenated form."""
-    return str(uuid.uuid4())
-
-
-def rfc3339(moment: datetime) -> str:
-    """``moment`` as an RFC 3339 timestamp in UTC with millisecond precision, e.g.
-    ``2026-11-30T12:00:00.000Z``. A naive datetime is taken to be UTC already."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def json_type(value: object) -> str:
-    """The JSON type name of a value: string, number, integer, boolean, null, array, object."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    return "array" if isinstance(value, (list, tuple)) else type(value).__name__
-
-
 @dataclass(frozen=True)
 class EventFactory:
     """Makes ``tool_call`` events for one server. Defaults: a new session id, source ``server``,
@@ -77,8 +44,8 @@ class EventFactory:
     sdk_version: str = __version__
     capture_input: bool = True
     capture_output: bool = True
-    clock: Callable[[], datetime] = utc_now
-    new_id: Callable[[], str] = new_uuid
+    clock: Clock = utc_now
+    new_id: IdSource = new_uuid
 
     def tool_call(
         self,
@@ -90,39 +57,37 @@ class EventFactory:
         output: ToolResult | None = None,
         trace_id: str | None = None,
         session_id: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> ToolCallEvent:
         """A complete ``tool_call`` event. ``latency_ms`` is left out when the handler never ran;
         ``arguments`` and ``output`` are captured when the factory's switches allow; ``output``
         may be the wire mapping or a result model (see ``classify.wire_result``)."""
-        event: dict[str, Any] = {
+        event: ToolCallEvent = {
             "event_id": self.new_id(),
             "event_type": "tool_call",
             "trace_id": (trace_id or self.new_id())[:MAX_ID_LENGTH],
             "session_id": (session_id or self.session_id)[:MAX_ID_LENGTH],
-            "timestamp": rfc3339(self.clock()),
+            "timestamp": format_timestamp(self.clock()),
             "source": self.source,
             "event_name": tool_name[:MAX_NAME_LENGTH],
             "sdk_version": self.sdk_version,
         }
         if latency_ms is not None:
             event["latency_ms"] = round(max(latency_ms, 0.0), 3)
-        event.update(classification.fields())
+        event["status"] = classification.status
+        if classification.error_category is not None:
+            event["error_category"] = classification.error_category
+        if classification.error_message is not None:
+            event["error_message"] = classification.error_message
         event["is_retry"] = 0  # nothing detects retries yet; the member says so explicitly
         if self.capture_input and arguments is not None:
-            event.update(_captured_input(arguments))
+            keys = strip_pii_deep(list(arguments))
+            assert isinstance(keys, list)
+            event["input_keys"] = dict.fromkeys(keys, True)
+            event["input_types"] = dict(zip(keys, map(json_type, arguments.values()), strict=True))
+            event["input_values"] = captured(arguments)
         if self.capture_output and output is not None:
             event["output_content"] = captured(wire_result(output))
         return event
-
-
-def _captured_input(arguments: Mapping[str, Any]) -> dict[str, Any]:
-    keys = strip_pii_deep(list(arguments))
-    assert isinstance(keys, list)
-    return {
-        "input_keys": dict.fromkeys(keys, True),
-        "input_types": dict(zip(keys, map(json_type, arguments.values()), strict=True)),
-        "input_values": captured(arguments),
-    }
 
 
 def captured(value: Mapping[str, Any]) -> dict[str, Any]:

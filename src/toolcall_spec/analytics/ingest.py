@@ -35,9 +35,8 @@ file.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import jsonschema_rs
 
@@ -45,8 +44,9 @@ from toolcall_spec.analytics.classify import error_message
 from toolcall_spec.analytics.pii import safe_cut
 from toolcall_spec.analytics.precheck import iter_unsettled_events
 from toolcall_spec.catalog import Kind, load_schema, registry, validator
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.loading import DocumentError, parse_json
-from toolcall_spec.paths import format_path
+from toolcall_spec.typed import BatchError, EventRejection, EventWarning, IngestAnswer
 from toolcall_spec.validation import schema_problems, structure_problems
 
 MAX_BATCH_EVENTS = 1_000
@@ -61,70 +61,22 @@ it never meets that second limit. This package keeps the 1 MiB one only, so that
 EVENT_KIND: Kind = "tool-call-event"
 
 
-@dataclass(frozen=True, slots=True)
-class EventRejection:
-    """One rejected event: where it was in what was sent, and why."""
-
-    index: int
-    issues: tuple[str, ...]
-    line: int | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"index": self.index}
-        if self.line is not None:
-            out["line"] = self.line
-        out["issues"] = list(self.issues)
-        return out
+AnswerStatus = Literal[200, 207, 400, 413]
 
 
-@dataclass(frozen=True, slots=True)
-class EventWarning:
+def rejection(index: int, issues: list[str], line: int | None = None) -> EventRejection:
+    """One rejected event: where it was in what was sent (``line`` for a JSONL stream), and
+    why."""
+    if line is None:
+        return {"index": index, "issues": issues}
+    return {"index": index, "line": line, "issues": issues}
+
+
+def warning(index: int, message: str, line: int | None = None) -> EventWarning:
     """One change ingest made to an accepted event: where the event was, and what changed."""
-
-    index: int
-    message: str
-    line: int | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"index": self.index}
-        if self.line is not None:
-            out["line"] = self.line
-        out["message"] = self.message
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class BatchError:
-    """Why a batch as a whole was refused (400 or 413)."""
-
-    code: str
-    message: str
-
-
-@dataclass(frozen=True)
-class IngestAnswer:
-    """The answer to a batch or a JSONL file (schema ``ingest-answer``)."""
-
-    status: int
-    accepted: int
-    rejected: int
-    errors: list[EventRejection] = field(default_factory=list)
-    error: BatchError | None = None
-    warnings: list[EventWarning] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The answer as JSON: ``status`` first; ``warnings`` only when there are any."""
-        out: dict[str, Any] = {
-            "status": self.status,
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "errors": [rejection.as_dict() for rejection in self.errors],
-        }
-        if self.warnings:
-            out["warnings"] = [warning.as_dict() for warning in self.warnings]
-        if self.error is not None:
-            out["error"] = {"code": self.error.code, "message": self.error.message}
-        return out
+    if line is None:
+        return {"index": index, "message": message}
+    return {"index": index, "line": line, "message": message}
 
 
 # --- one event ----------------------------------------------------------------------------------
@@ -232,9 +184,26 @@ def _answer(
     warnings: list[EventWarning] | None = None,
 ) -> IngestAnswer:
     if accepted == 0 and rejected:
-        error = BatchError("all_rejected", f"all {rejected:,} events were rejected")
-        return IngestAnswer(400, 0, rejected, errors, error)
-    return IngestAnswer(207 if rejected else 200, accepted, rejected, errors, None, warnings or [])
+        error: BatchError = {
+            "code": "all_rejected",
+            "message": f"all {rejected:,} events were rejected",
+        }
+        return {
+            "status": 400,
+            "accepted": 0,
+            "rejected": rejected,
+            "errors": errors,
+            "error": error,
+        }
+    answer: IngestAnswer = {
+        "status": 207 if rejected else 200,
+        "accepted": accepted,
+        "rejected": rejected,
+        "errors": errors,
+    }
+    if warnings:
+        answer["warnings"] = warnings
+    return answer
 
 
 # --- a batch ------------------------------------------------------------------------------------
@@ -248,7 +217,7 @@ def ingest_body(body: bytes | str, on_accepted: EventCallback | None = None) -> 
     """Answer a batch request body: the size limit, then parsing, then ``ingest_batch``."""
     raw = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
     if len(raw) > MAX_BODY_BYTES:
-        return _refused(
+        return refused(
             413,
             "payload_too_large",
             f"the body is {len(raw):,} bytes, over the limit of {MAX_BODY_BYTES:,} bytes",
@@ -256,7 +225,7 @@ def ingest_body(body: bytes | str, on_accepted: EventCallback | None = None) -> 
     try:
         batch = parse_json(raw)
     except DocumentError as exc:
-        return _refused(400, "invalid_json", str(exc))
+        return refused(400, "invalid_json", str(exc))
     return ingest_batch(batch, on_accepted)
 
 
@@ -278,11 +247,11 @@ def ingest_batch(batch: Any, on_accepted: EventCallback | None = None) -> Ingest
         if repeat is not None:
             issues.append(repeat)
         if issues:
-            errors.append(EventRejection(index, tuple(issues)))
+            errors.append(rejection(index, issues))
             continue
         duplicates.accept(event, index)
         accepted += 1
-        warnings += (EventWarning(index, change) for change in changes)
+        warnings += (warning(index, change) for change in changes)
         if on_accepted is not None:
             on_accepted(event)
     return _answer(accepted, len(errors), errors, warnings)
@@ -290,10 +259,10 @@ def ingest_batch(batch: Any, on_accepted: EventCallback | None = None) -> Ingest
 
 def _batch_refusal(batch: Any) -> IngestAnswer | None:
     if not isinstance(batch, dict):
-        return _refused(400, "invalid_batch", "a batch is a JSON object with an events array")
+        return refused(400, "invalid_batch", "a batch is a JSON object with an events array")
     events = batch.get("events")
     if not isinstance(events, list):
-        return _refused(400, "invalid_batch", "events: required, an array of events")
+        return refused(400, "invalid_batch", "events: required, an array of events")
     sent = len(events)
     envelope = {key: value for key, value in batch.items() if key != "events"}
     issues = [
@@ -301,9 +270,9 @@ def _batch_refusal(batch: Any) -> IngestAnswer | None:
         for error in _envelope_validator().iter_errors(envelope)
     ]
     if issues:
-        return _refused(400, "invalid_batch", "; ".join(issues), sent)
+        return refused(400, "invalid_batch", "; ".join(issues), sent)
     if not 1 <= sent <= MAX_BATCH_EVENTS:
-        return _refused(
+        return refused(
             400,
             "batch_size",
             f"events: a batch holds 1 to {MAX_BATCH_EVENTS:,} events, this one {sent:,}",
@@ -312,9 +281,10 @@ def _batch_refusal(batch: Any) -> IngestAnswer | None:
     return None
 
 
-def _refused(status: int, code: str, message: str, sent: int = 0) -> IngestAnswer:
+def refused(status: AnswerStatus, code: str, message: str, sent: int = 0) -> IngestAnswer:
     """A refusal of the whole batch: none of the ``sent`` events is accepted."""
-    return IngestAnswer(status, 0, sent, [], BatchError(code, message))
+    error: BatchError = {"code": code, "message": message}
+    return {"status": status, "accepted": 0, "rejected": sent, "errors": [], "error": error}
 
 
 @cache
@@ -349,9 +319,9 @@ def iter_jsonl_rejections(
         if error is None and is_valid(value) and not structure_problems(value):
             counts[0] += 1  # the hot path: nothing else for a valid line
         else:
-            rejection = _checked_line(index, number, value, error, counts=counts, warnings=warnings)
-            if rejection is not None:
-                yield rejection
+            rejected = _checked_line(index, number, value, error, counts=counts, warnings=warnings)
+            if rejected is not None:
+                yield rejected
 
 
 def _checked_line(
@@ -367,14 +337,14 @@ def _checked_line(
     ``warnings``), or its rejection."""
     if error is not None:
         counts[1] += 1
-        return EventRejection(index, (f"(root): {error}",), number)
+        return rejection(index, [f"(root): {error}"], number)
     _, issues, changes = checked_event(value)
     if issues:
         counts[1] += 1
-        return EventRejection(index, tuple(issues), number)
+        return rejection(index, issues, number)
     counts[0] += 1
     if warnings is not None:
-        warnings += (EventWarning(index, change, number) for change in changes)
+        warnings += (warning(index, change, number) for change in changes)
     return None
 
 
@@ -391,7 +361,7 @@ def ingest_jsonl(
     max_errors: int | None = MAX_KEPT_REJECTIONS,
 ) -> IngestAnswer:
     """Answer a JSONL stream of events, keeping the first ``max_errors`` rejections (``None``:
-    all of them); ``len(answer.errors) < answer.rejected`` tells that some were left out."""
+    all of them); ``len(answer["errors"]) < answer["rejected"]`` tells that some were left out."""
     counts = [0, 0]
     warnings: list[EventWarning] = []
     rejections = iter_jsonl_rejections(handle, counts, on_progress, warnings)
@@ -402,9 +372,9 @@ def ingest_jsonl(
 def keep_first(rejections: Iterator[EventRejection], limit: int | None) -> list[EventRejection]:
     """The first ``limit`` rejections (all for ``None``), reading ``rejections`` to its end."""
     kept: list[EventRejection] = []
-    for rejection in rejections:
+    for rejected in rejections:
         if limit is None or len(kept) < limit:
-            kept.append(rejection)
+            kept.append(rejected)
     return kept
 
 
@@ -417,5 +387,5 @@ def jsonl_answer(
     """The answer for a JSONL stream once read: like a batch's, and 400 for a stream without
     events. ``errors`` may be left out by a caller that streamed the rejections itself."""
     if accepted == 0 and rejected == 0:
-        return _refused(400, "no_events", "the stream holds no events")
+        return refused(400, "no_events", "the stream holds no events")
     return _answer(accepted, rejected, errors or [], warnings)

@@ -14,7 +14,6 @@ handed on (streamed) before later pieces are read.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import multiprocessing
 import os
@@ -29,9 +28,6 @@ from typing import BinaryIO, TypeVar, cast
 
 from toolcall_spec.analytics.ingest import (
     EVENT_KIND,
-    EventRejection,
-    EventWarning,
-    IngestAnswer,
     ProgressCallback,
     iter_jsonl_rejections,
     jsonl_answer,
@@ -39,6 +35,7 @@ from toolcall_spec.analytics.ingest import (
 )
 from toolcall_spec.analytics.precheck import event_precheck
 from toolcall_spec.catalog import validator
+from toolcall_spec.typed import EventRejection, EventWarning, IngestAnswer
 
 PIECE_BYTES = 2 << 20
 """About how much of the file one task of a worker covers."""
@@ -176,8 +173,11 @@ Found = TypeVar("Found", EventRejection, EventWarning)
 
 def _renumbered(found: Found, events: int, lines: int) -> Found:
     """``found`` (numbered within its piece) numbered within the file."""
-    line = None if found.line is None else found.line + lines
-    return dataclasses.replace(found, index=found.index + events, line=line)
+    renumbered = found.copy()
+    renumbered["index"] = found["index"] + events
+    if "line" in found:
+        renumbered["line"] = found["line"] + lines
+    return renumbered
 
 
 def _context() -> multiprocessing.context.BaseContext:

@@ -56,7 +56,6 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -71,8 +70,9 @@ from toolcall_spec.analytics.classify import (
     exception_text,
     first_text,
 )
-from toolcall_spec.analytics.events import EventFactory, new_uuid, utc_now
+from toolcall_spec.analytics.events import EventFactory
 from toolcall_spec.analytics.sinks import Sink, deliver, logger
+from toolcall_spec.clock import Clock, new_uuid, utc_now
 from toolcall_spec.rules import is_tool_error
 
 TOOLS_CALL = "tools/call"
@@ -252,7 +252,7 @@ def instrument(
     *,
     capture_input: bool = True,
     capture_output: bool = True,
-    clock: Callable[[], datetime] = utc_now,
+    clock: Clock = utc_now,
     new_id: Callable[[], str] = new_uuid,
     session_id: str | Callable[[Any], str] | None = None,
 ) -> ToolCallAnalytics:

@@ -29,7 +29,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from toolcall_spec import __version__
 from toolcall_spec.analytics.pii import strip_pii
-from toolcall_spec.analytics.store.layout import parse_timestamp
+from toolcall_spec.clock import parse_timestamp
 from toolcall_spec.rules import is_tool_error
 
 TOOLS_CALL = "tools/call"

@@ -24,14 +24,13 @@ import orjson
 
 from toolcall_spec.analytics.ingest import (
     MAX_BODY_BYTES,
-    EventWarning,
-    IngestAnswer,
     ingest_body,
     jsonl_answer,
 )
 from toolcall_spec.cli.console import add_jsonl_option, fail, open_input, print_json
 from toolcall_spec.cli.progress import TerminalProgress
 from toolcall_spec.loading import is_jsonl_path
+from toolcall_spec.typed import EventWarning, IngestAnswer
 
 
 def register(subparsers: Any) -> str:
@@ -67,13 +66,13 @@ def run(args: argparse.Namespace) -> int:
                 answer = _stream_jsonl(handle, args.workers)
             else:
                 answer = ingest_body(handle.read(MAX_BODY_BYTES + 1))  # enough to tell 413
-                print_json(answer.as_dict())
+                print_json(answer)
     except BrokenPipeError:
         raise  # the reader left (| head): not a read error; the CLI's guard ends quietly
     except OSError as exc:
         fail(f"{args.file}: cannot read: {exc.strerror or exc}")
         return 2
-    return 0 if answer.status == 200 else 1
+    return 0 if answer["status"] == 200 else 1
 
 
 def _stream_jsonl(handle: BinaryIO, workers: int = 1) -> IngestAnswer:
@@ -92,12 +91,12 @@ def _stream_jsonl(handle: BinaryIO, workers: int = 1) -> IngestAnswer:
         for rejection in iter_jsonl_rejections_parallel(
             handle, workers, counts, progress, warnings
         ):
-            spool.write(separator + orjson.dumps(rejection.as_dict()).decode())
+            spool.write(separator + orjson.dumps(rejection).decode())
             separator = ",\n    "
         if progress is not None:
             progress.done()
         answer = jsonl_answer(counts[0], counts[1], None, warnings)
-        head = {key: value for key, value in answer.as_dict().items() if key != "errors"}
+        head = {key: value for key, value in answer.items() if key != "errors"}
         out = sys.stdout
         out.write(orjson.dumps(head, option=orjson.OPT_INDENT_2).decode()[:-2])
         out.write(',\n  "errors": [')

@@ -14,8 +14,8 @@ import argparse
 import sys
 from typing import Any
 
-from toolcall_spec.analytics.ingest import EventRejection
 from toolcall_spec.cli.console import fail, open_input, print_json
+from toolcall_spec.typed import EventRejection
 
 DEFAULT_PROJECT = "default"
 
@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     from toolcall_spec.analytics.store.load import load_jsonl  # noqa: PLC0415
 
     def report(rejection: EventRejection) -> None:
-        for issue in rejection.issues:
-            print(f"{args.file}:{rejection.line}: {issue}", file=sys.stderr)
+        for issue in rejection["issues"]:
+            print(f"{args.file}:{rejection.get('line')}: {issue}", file=sys.stderr)
 
     try:
         with open_store(args.store) as store, open_input(args.file) as handle:

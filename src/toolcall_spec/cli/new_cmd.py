@@ -1,7 +1,7 @@
 """``toolcall-spec new suite [-o FILE]``: a starter suite to edit, from the packaged template
-(examples/templates/suite.json): one task whose first tool call is answered by a recorded failure
-(``isError: true``) and whose second by a success. The "write your first suite" tutorial starts
-here."""
+(data/templates/suite.json; examples/templates/suite.json is an identical copy): one task whose
+first tool call is answered by a recorded failure (``isError: true``) and whose second by a
+success. The "write your first suite" tutorial starts here."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from toolcall_spec.cli.console import fail, write_atomically
 from toolcall_spec.package_data import read_text
 
-TEMPLATES = {"suite": "examples/templates/suite.json"}
+TEMPLATES = {"suite": "data/templates/suite.json"}
 """Each kind of document ``new`` can start, and its packaged template."""
 
 

@@ -13,9 +13,9 @@ from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from toolcall_spec.compat.locations import MISSING, At, Loc, Side
-from toolcall_spec.compat.values import finite_values, json_key
+from toolcall_spec.compat.values import finite_values
 from toolcall_spec.compat.walk import trivially_true
-from toolcall_spec.json_values import json_equal
+from toolcall_spec.json_values import json_equal, json_key
 
 if TYPE_CHECKING:
     from toolcall_spec.compat.changes import Change

@@ -25,8 +25,8 @@ from toolcall_spec.compat.locations import (
 )
 from toolcall_spec.compat.values import render
 from toolcall_spec.compat.walk import ANNOTATIONS, trivially_true
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.json_values import json_equal
-from toolcall_spec.paths import format_path
 
 if TYPE_CHECKING:
     from toolcall_spec.compat.changes import Change

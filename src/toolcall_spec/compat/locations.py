@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
 
-from toolcall_spec.paths import ROOT, format_path, join_path, printable
+from toolcall_spec.json_paths import ROOT, format_path, join_path, printable
 
 Pointer = tuple[str | int, ...]
 MISSING: Any = object()

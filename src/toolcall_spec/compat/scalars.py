@@ -16,15 +16,12 @@ from toolcall_spec.compat.locations import At
 from toolcall_spec.compat.values import (
     TYPES,
     finite_values,
-    is_number,
-    json_key,
-    number,
     render,
     satisfies,
     type_set,
 )
 from toolcall_spec.compat.walk import ANNOTATIONS
-from toolcall_spec.json_values import json_equal
+from toolcall_spec.json_values import is_number, json_equal, json_key, number
 
 if TYPE_CHECKING:
     from toolcall_spec.compat.changes import Change

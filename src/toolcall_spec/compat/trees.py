@@ -10,8 +10,8 @@ from typing import Any
 from toolcall_spec.compat.changes import Change, ordered
 from toolcall_spec.compat.locations import Side
 from toolcall_spec.compat.walk import walk_documents
+from toolcall_spec.json_paths import ROOT
 from toolcall_spec.loading import DocumentError, read_json_file
-from toolcall_spec.paths import ROOT
 from toolcall_spec.validation import MAX_DEPTH, structure_problems
 
 Schema = dict[str, Any] | bool

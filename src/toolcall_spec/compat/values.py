@@ -6,40 +6,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
 import orjson
 
-from toolcall_spec.json_values import json_equal
-from toolcall_spec.paths import printable
+from toolcall_spec.json_paths import printable
+from toolcall_spec.json_values import canonical, is_number, json_equal, json_key, json_type, number
 
 TYPES = frozenset({"null", "boolean", "integer", "number", "string", "array", "object"})
-
-
-def json_key(value: Any) -> Hashable:
-    """A hashable key equal for equal JSON values: ``1`` and ``1.0`` agree, ``true`` and ``1`` do
-    not, member order does not matter."""
-    if isinstance(value, bool) or value is None:
-        return ("literal", value)
-    if isinstance(value, (int, float)):
-        return ("number", number(value))
-    if isinstance(value, str):
-        return ("string", value)
-    if isinstance(value, list):
-        return ("array", tuple(json_key(item) for item in value))
-    if isinstance(value, dict):
-        return ("object", frozenset((k, json_key(v)) for k, v in value.items()))
-    return ("other", repr(value))
-
-
-def canonical(value: Any) -> bytes | None:
-    """The value as JSON text with sorted members; ``None`` when it is not JSON."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except (TypeError, orjson.JSONEncodeError):
-        return None
 
 
 def mentions(value: Any, text: str) -> bool:
@@ -48,31 +24,10 @@ def mentions(value: Any, text: str) -> bool:
     return found is None or orjson.dumps(text) in found
 
 
-def number(value: int | float) -> Fraction:
-    """The exact value of a JSON number; a float reads as its shortest decimal (``0.1``: 1/10)."""
-    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
-
-
-def is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def render(value: Any, limit: int = 60) -> str:
     """A value as compact JSON on one line, shortened when long."""
     text = printable(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if is_number(value):
-        return "integer" if number(value).denominator == 1 else "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def has_type(value: Any, types: frozenset[str]) -> bool:

@@ -13,9 +13,9 @@ from typing import Any
 
 from toolcall_spec.compat.changes import Change, Level
 from toolcall_spec.compat.locations import MISSING, At, Loc, Side
-from toolcall_spec.compat.values import canonical, mentions, render
-from toolcall_spec.json_values import json_equal
-from toolcall_spec.paths import ROOT
+from toolcall_spec.compat.values import mentions, render
+from toolcall_spec.json_paths import ROOT
+from toolcall_spec.json_values import canonical, json_equal
 
 ANNOTATIONS = frozenset(
     {

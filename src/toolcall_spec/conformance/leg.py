@@ -15,23 +15,13 @@ from typing import Any, Literal
 
 import orjson
 
+from toolcall_spec.capabilities import CapabilityPath, advertised_modes, advertises, dotted
 from toolcall_spec.conformance.adapter import HostAdapter, RunCreated, RunRefusal, RunRequest
 from toolcall_spec.conformance.outcomes import LegFailedError, Outcome, Verdict
 from toolcall_spec.host.fixtures import lists_fixture
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID
-from toolcall_spec.rules import advertises
 
-CapabilityPath = tuple[str, ...]
 Seam = Literal["agent output", "live invocation counts", "HTTP wire"]
-
-EVAL_SUITE: CapabilityPath = ("agents", "evalSuite")
-FIXTURE_ERRORS: CapabilityPath = (*EVAL_SUITE, "fixtureErrors")
-FIXTURE_MATCHING: CapabilityPath = (*EVAL_SUITE, "fixtureMatching")
-PRE_POST_EVENTS: CapabilityPath = ("toolHooks", "prePostEvents")
-
-
-def dotted(path: CapabilityPath) -> str:
-    return ".".join(path)
 
 
 def non_empty_string(value: Any) -> bool:
@@ -53,7 +43,7 @@ class Gate:
     def closed_by(self, capabilities: Mapping[str, Any]) -> Verdict | None:
         """Why the host falls outside this gate, or ``None`` when the leg may run."""
         for path in self.requires:
-            if not advertises(capabilities, *path):
+            if not advertises(capabilities, path):
                 reason = f"the host does not advertise {dotted(path)}"
                 return Verdict(Outcome.INAPPLICABLE, reason, missing=True)
         for fixture_id in self.fixtures:
@@ -61,7 +51,7 @@ class Gate:
                 reason = f"the host does not list the fixture {fixture_id} in discovery fixtures"
                 return Verdict(Outcome.INAPPLICABLE, reason, missing=True)
         for path in self.excludes:
-            if advertises(capabilities, *path):
+            if advertises(capabilities, path):
                 reason = f"the host advertises {dotted(path)}, so it has nothing to refuse"
                 return Verdict(Outcome.INAPPLICABLE, reason)
         return None
@@ -110,14 +100,11 @@ class Context:
         return self.adapter.capabilities()
 
     def advertises(self, path: CapabilityPath) -> bool:
-        return advertises(self.capabilities, *path)
+        return advertises(self.capabilities, path)
 
     def modes(self) -> list[str]:
         """The eval modes the host advertises in ``agents.evalSuite.modes``."""
-        node: Any = self.capabilities
-        for key in (*EVAL_SUITE, "modes"):
-            node = node.get(key) if isinstance(node, Mapping) else None
-        return [m for m in node if isinstance(m, str)] if isinstance(node, list) else []
+        return advertised_modes(self.capabilities)
 
     def create(self, suite: dict[str, Any], *, mode: str = "golden") -> RunCreated | RunRefusal:
         """A fresh run (never cached): for legs that measure side effects around it."""

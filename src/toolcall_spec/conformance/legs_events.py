@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from toolcall_spec.capabilities import FIXTURE_ERRORS
 from toolcall_spec.conformance.adapter import HostAdapter
-from toolcall_spec.conformance.leg import FIXTURE_ERRORS, CompletedRun, Context, Leg, is_count
+from toolcall_spec.conformance.leg import CompletedRun, Context, Leg, is_count
 from toolcall_spec.conformance.legs_replay import C1, POSTURE
 from toolcall_spec.conformance.outcomes import LegFailedError, Verdict, check, passed
 from toolcall_spec.conformance.suites import LOOKUP, REFUND, entry, suite, task

@@ -6,18 +6,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from toolcall_spec.catalog import load_schema
-from toolcall_spec.conformance.adapter import HostAdapter, RunCreated, RunRefusal
-from toolcall_spec.conformance.leg import (
+from toolcall_spec.capabilities import (
     EVAL_SUITE,
     FIXTURE_ERRORS,
     FIXTURE_MATCHING,
     PRE_POST_EVENTS,
-    Context,
-    Gate,
-    Leg,
     dotted,
 )
+from toolcall_spec.catalog import load_schema
+from toolcall_spec.conformance.adapter import HostAdapter, RunCreated, RunRefusal
+from toolcall_spec.conformance.leg import Context, Gate, Leg
 from toolcall_spec.conformance.legs_rfc0245 import check_served_error
 from toolcall_spec.conformance.outcomes import (
     LegFailedError,

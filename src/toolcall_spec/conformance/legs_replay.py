@@ -10,17 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolcall_spec.capabilities import EVAL_SUITE, FIXTURE_ERRORS, FIXTURE_MATCHING
 from toolcall_spec.conformance.adapter import HostAdapter
-from toolcall_spec.conformance.leg import (
-    EVAL_SUITE,
-    FIXTURE_ERRORS,
-    FIXTURE_MATCHING,
-    CompletedRun,
-    Context,
-    Gate,
-    Leg,
-    is_count,
-)
+from toolcall_spec.conformance.leg import CompletedRun, Context, Gate, Leg, is_count
 from toolcall_spec.conformance.outcomes import (
     LegFailedError,
     LegNotRunError,

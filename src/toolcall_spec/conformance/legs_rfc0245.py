@@ -6,21 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolcall_spec.capabilities import EVAL_SUITE, FIXTURE_ERRORS, PRE_POST_EVENTS
 from toolcall_spec.conformance.adapter import HostAdapter, RunRefusal
-from toolcall_spec.conformance.leg import (
-    EVAL_SUITE,
-    FIXTURE_ERRORS,
-    PRE_POST_EVENTS,
-    Context,
-    Gate,
-    Leg,
-    is_count,
-    non_empty_string,
-)
+from toolcall_spec.conformance.leg import Context, Gate, Leg, is_count, non_empty_string
 from toolcall_spec.conformance.outcomes import LegFailedError, Verdict, check, passed, seam_missing
 from toolcall_spec.conformance.suites import LOOKUP, entry, entry_member_paths, suite, task
 from toolcall_spec.host.fixtures import FIXTURE_ERROR, load_fixture
-from toolcall_spec.replay.matching import json_equal
+from toolcall_spec.json_values import json_equal
 from toolcall_spec.rules import is_tool_error
 
 SERVES_ERRORS = Gate(requires=(EVAL_SUITE, FIXTURE_ERRORS), fixtures=(FIXTURE_ERROR,))

@@ -9,7 +9,7 @@ from toolcall_spec.conformance.adapter import HostAdapter
 from toolcall_spec.conformance.leg import Context, Leg
 from toolcall_spec.conformance.outcomes import Verdict, check, passed
 from toolcall_spec.host.fixtures import FIXTURE_ERROR, load_fixture
-from toolcall_spec.paths import format_path
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.validation import validate
 
 NOT_BOOLEANS: tuple[Any, ...] = ("true", "false", 1, 0, None, [True])

@@ -12,17 +12,15 @@ from typing import Any
 
 import orjson
 
-from toolcall_spec.conformance.adapter import HostAdapter, RunRefusal, RunRequest
-from toolcall_spec.conformance.leg import (
-    EVAL_SUITE,
+from toolcall_spec.capabilities import (
+    BASELINE_SELECTION,
     FIXTURE_ERRORS,
     FIXTURE_MATCHING,
-    CompletedRun,
-    Context,
-    Gate,
-    Leg,
+    RECORDED_FIXTURES,
     dotted,
 )
+from toolcall_spec.conformance.adapter import HostAdapter, RunRefusal, RunRequest
+from toolcall_spec.conformance.leg import CompletedRun, Context, Gate, Leg
 from toolcall_spec.conformance.legs_replay import C1
 from toolcall_spec.conformance.outcomes import LegNotRunError, Outcome, Verdict, check, passed
 from toolcall_spec.conformance.suites import LOOKUP, REFUND, entry, suite, task
@@ -40,9 +38,6 @@ from toolcall_spec.openwop_wire import (
     project_id,
     run_path,
 )
-
-BASELINE_SELECTION = (*EVAL_SUITE, "baselineSelection")
-RECORDED_FIXTURES = (*EVAL_SUITE, "recordedFixtures")
 
 SNAPSHOT_MEMBERS = frozenset(
     {

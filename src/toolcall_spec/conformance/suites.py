@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from toolcall_spec.paths import format_path
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID
 from toolcall_spec.rules import is_tool_error
 

@@ -1,8 +1,9 @@
 """Conformance fixtures: suites a host seeds under a well-known id and lists in its discovery
 document's ``fixtures`` member.
 
-Each fixture lives once, as package data under ``examples/``; the conformance legs, the embedded
-reference host and the HTTP server all load it from here, so they can never drift apart.
+Each fixture lives once, as runtime package data under ``data/fixtures/`` (examples/suites/ holds
+an identical copy for the docs); the conformance legs, the embedded reference host and the HTTP
+server all load it from here, so they can never drift apart.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ FIXTURE_ERROR = "conformance-eval-fixture-error"
 the first call and a success the second."""
 
 FIXTURE_FILES: Mapping[str, str] = {
-    FIXTURE_ERROR: "suites/conformance-eval-fixture-error.json",
+    FIXTURE_ERROR: "fixtures/conformance-eval-fixture-error.json",
 }
-"""Each conformance fixture id and its suite, relative to the packaged ``examples`` folder."""
+"""Each conformance fixture id and its suite, relative to the package's ``data`` folder."""
 
 
 class UnknownFixtureError(KeyError):
@@ -37,7 +38,7 @@ def _fixture_text(fixture_id: str) -> str:
         raise UnknownFixtureError(
             f"no conformance fixture {fixture_id!r}; known: {known}"
         ) from None
-    return read_text(f"examples/{relative}")
+    return read_text(f"data/{relative}")
 
 
 def load_fixture(fixture_id: str) -> dict[str, Any]:

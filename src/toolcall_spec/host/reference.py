@@ -23,10 +23,12 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cache
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 import orjson
 
+from toolcall_spec.capabilities import EVAL_SUITE, PRE_POST_EVENTS, advertises, without
+from toolcall_spec.clock import Clock, IdSource, elapsed_ms, random_id, utc_now
 from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.host.port import owner_for
 from toolcall_spec.host.store import RunRecord, RunStore
@@ -48,15 +50,10 @@ from toolcall_spec.replay.events import (
     TOOL_FAILED,
     TOOL_RAISED,
     TOOL_RETURNED,
-    Clock,
     ErrorCode,
     EventLog,
-    IdSource,
-    elapsed_ms,
-    random_id,
     tool_called_payload,
     tool_returned_payload,
-    utc_now,
 )
 from toolcall_spec.replay.fixtures import FixtureServer, Miss, Served
 from toolcall_spec.replay.promote import recorded_fixtures
@@ -69,7 +66,20 @@ from toolcall_spec.replay.refusal import (
     first_refusal,
 )
 from toolcall_spec.replay.scoring import score_task
-from toolcall_spec.rules import advertises, is_tool_error
+from toolcall_spec.rules import is_tool_error
+from toolcall_spec.typed import (
+    AgentToolReturned,
+    ErrorObject,
+    EvalCompleted,
+    EvalScored,
+    EvalStarted,
+    EvalSummary,
+    Owner,
+    RunCompleted,
+    RunEvent,
+    RunStarted,
+    TaskSummary,
+)
 from toolcall_spec.validation import validate
 
 T = TypeVar("T")
@@ -77,8 +87,9 @@ T = TypeVar("T")
 LiveTool = Callable[[dict[str, Any]], Any]
 """A live tool: the call's arguments in, its result (a ``CallToolResult``-shaped object) out."""
 
-CAPABILITIES_FILE = "examples/capabilities/reference-host.json"
-"""The reference host's discovery document, shipped as package data (also an example)."""
+CAPABILITIES_FILE = "data/reference-host.json"
+"""The reference host's discovery document, runtime package data (examples/capabilities/ holds
+an identical copy for the docs)."""
 
 RECORDED_ON_MISS = "fail"
 """How a task served from a ``fixtureRuns`` source answers an unmatched call (RFC 0252)."""
@@ -109,11 +120,7 @@ def default_capabilities() -> dict[str, Any]:
 
 def capabilities_without(capabilities: Mapping[str, Any], member: str) -> dict[str, Any]:
     """A copy of ``capabilities`` that no longer advertises ``agents.evalSuite.<member>``."""
-    document = copy.deepcopy(dict(capabilities))
-    eval_suite = document.get("agents", {}).get("evalSuite")
-    if isinstance(eval_suite, dict):
-        eval_suite.pop(member, None)
-    return document
+    return without(capabilities, (*EVAL_SUITE, member))
 
 
 def default_live_answer(tool: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -129,7 +136,7 @@ class CallResult:
 
     is_error: bool
     content: list[Any]
-    error: dict[str, Any] | None = None
+    error: ErrorObject | None = None
     outcome: Any = None
     miss: bool = False
     """No entry matched the call (whatever answered it then)."""
@@ -232,7 +239,7 @@ class ReferenceHost:
     @property
     def tool_hooks(self) -> bool:
         """Whether tool events carry the RFC 0064 members (``toolHooks.prePostEvents``)."""
-        return advertises(self.capabilities, "toolHooks", "prePostEvents")
+        return advertises(self.capabilities, PRE_POST_EVENTS)
 
     def fixture_suite(self, fixture_id: str) -> dict[str, Any]:
         """The suite behind a conformance fixture id listed in discovery ``fixtures``."""
@@ -289,13 +296,17 @@ class ReferenceHost:
             for index, task in enumerate(tasks)
         ]
         summary = self._summarize(suite, task_summaries, request.baseline_run_id)
-        completed = {
-            key: summary[key] for key in ("aggregateScore", "passed", "taskCount", "passedCount")
+        completed: EvalCompleted = {
+            "aggregateScore": summary["aggregateScore"],
+            "passed": summary["passed"],
+            "taskCount": summary["taskCount"],
+            "passedCount": summary["passedCount"],
         }
         if "regression" in summary:
             completed["regressionVsBaseline"] = summary["regression"]["scoreDelta"]
         log.append(EVAL_COMPLETED, completed)
-        log.append(RUN_COMPLETED, {"outputs": {}})
+        run_completed: RunCompleted = {"outputs": {}}
+        log.append(RUN_COMPLETED, run_completed)
         return RunRecord(
             run_id=run_id,
             workflow_id=str(suite["suiteId"]),
@@ -364,11 +375,11 @@ class ReferenceHost:
         """The run's one record (raises ``UnknownRunError``)."""
         return self.store.get(run_id)
 
-    def events(self, run_id: str) -> list[dict[str, Any]]:
+    def events(self, run_id: str) -> list[RunEvent]:
         """The run's event log, in sequence order (a copy)."""
         return fresh_json(self._record(run_id).events)
 
-    def summary(self, run_id: str) -> dict[str, Any]:
+    def summary(self, run_id: str) -> EvalSummary:
         """The eval summary, with ``fixtureMissCount`` in total and per task (a copy)."""
         return fresh_json(self._record(run_id).summary)
 
@@ -386,7 +397,7 @@ class ReferenceHost:
         with self._lock:
             return dict(self._live_counts)
 
-    def replay(self, run_id: str) -> list[dict[str, Any]]:
+    def replay(self, run_id: str) -> list[RunEvent]:
         """A replay (or fork) of a finished run: its recorded log, read back. Nothing is served
         or called again: a served error stays the recorded fact it is (RFC 0245 §D)."""
         return self.events(run_id)
@@ -400,7 +411,7 @@ class ReferenceHost:
         task: Mapping[str, Any],
         mode: str,
         recorded: Sequence[Mapping[str, Any]] | None,
-    ) -> dict[str, Any]:
+    ) -> TaskSummary:
         fixtures = task.get("fixtures") or {}
         if recorded is not None:  # RFC 0252: the source run's calls replace the task's fixtures
             fixtures = {"toolResponses": list(recorded), "onMiss": RECORDED_ON_MISS}
@@ -419,9 +430,8 @@ class ReferenceHost:
         state.agent_output[run.task_id] = output
         state.served[run.task_id] = list(run.server.served)
         score = score_task(task.get("expected"), output)
-        state.log.append(
-            EVAL_SCORED, {"taskId": run.task_id, "score": score.score, "passed": score.passed}
-        )
+        scored: EvalScored = {"taskId": run.task_id, "score": score.score, "passed": score.passed}
+        state.log.append(EVAL_SCORED, scored)
         if score.reason is not None:
             state.log.append(TASK_FAILED, {"taskId": run.task_id, "reason": score.reason})
         return {
@@ -501,7 +511,7 @@ class ReferenceHost:
 
     def tool_returned(
         self, call_id: str, tool: str, result: CallResult, duration_ms: int
-    ) -> dict[str, Any]:
+    ) -> AgentToolReturned:
         """The ``agent.tool-returned`` payload for an answered call."""
         return tool_returned_payload(
             SCRIPTED_AGENT_ID,
@@ -518,19 +528,19 @@ class ReferenceHost:
     def _summarize(
         self,
         suite: Mapping[str, Any],
-        tasks: list[dict[str, Any]],
+        tasks: list[TaskSummary],
         baseline_run_id: str | None,
-    ) -> dict[str, Any]:
+    ) -> EvalSummary:
         aggregate = sum(task["score"] for task in tasks) / len(tasks) if tasks else 0.0
         pass_score = (suite.get("thresholds") or {}).get("passScore", DEFAULT_PASS_SCORE)
-        summary: dict[str, Any] = {
+        summary: EvalSummary = {
             "suiteId": suite["suiteId"],
             "suiteVersion": suite["version"],
             "aggregateScore": aggregate,
             "passed": aggregate >= pass_score,
             "taskCount": len(tasks),
             "passedCount": sum(1 for task in tasks if task["passed"]),
-            "fixtureMissCount": sum(task["fixtureMissCount"] for task in tasks),
+            "fixtureMissCount": sum(task.get("fixtureMissCount", 0) for task in tasks),
             "tasks": tasks,
         }
         if baseline_run_id is not None:
@@ -578,10 +588,10 @@ def fresh_json(value: T) -> T:
 
 def run_started_payload(
     workflow_id: str, owner: Mapping[str, Any], request: RunRequest
-) -> dict[str, Any]:
+) -> RunStarted:
     """``run.started``: the workflow (the suite id: an eval run executes its suite), the owner
     exactly as the snapshot carries it, the transport, and the request's tags and metadata."""
-    payload: dict[str, Any] = {"workflowId": workflow_id, "owner": dict(owner)}
+    payload: RunStarted = {"workflowId": workflow_id, "owner": cast("Owner", dict(owner))}
     if request.transport is not None:
         payload["transport"] = request.transport
     for key in ("tags", "metadata"):
@@ -590,14 +600,15 @@ def run_started_payload(
     return payload
 
 
-def eval_started_payload(suite: Mapping[str, Any], request: RunRequest) -> dict[str, Any]:
+def eval_started_payload(suite: Mapping[str, Any], request: RunRequest) -> EvalStarted:
     """``eval.started``: suite id and version, task count, the modes, and (RFC 0251/0252) the
     baseline and the accepted fixture runs, echoed."""
-    payload: dict[str, Any] = {
+    payload: EvalStarted = {
         "suiteId": suite["suiteId"],
         "suiteVersion": suite["version"],
         "taskCount": len(suite["tasks"]),
-        "modes": list(request.effective_modes),
+        # Checked against the modes the suite declares (check_mode_declared) before a run starts.
+        "modes": list(request.effective_modes),  # type: ignore[arg-type]
     }
     if request.baseline_run_id is not None:
         payload["baselineRunId"] = request.baseline_run_id

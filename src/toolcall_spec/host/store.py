@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall_spec.openwop_wire import EVENT_LOG_SCHEMA_VERSION
+from toolcall_spec.typed import EvalSummary, RunEvent
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +29,8 @@ class RunRecord:
     agent_id: str
     modes: tuple[str, ...]
     owner: dict[str, Any]
-    events: list[dict[str, Any]]
-    summary: dict[str, Any]
+    events: list[RunEvent]
+    summary: EvalSummary
     agent_output: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     served: dict[str, list[int]] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)

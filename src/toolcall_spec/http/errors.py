@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall_spec.openwop_wire import VALIDATION_ERROR, error_envelope
+from toolcall_spec.typed import ErrorEnvelope
 
 
 @dataclass(eq=False)
@@ -23,7 +24,7 @@ class ApiError(Exception):
     def __str__(self) -> str:
         return f"{self.status} {self.code}: {self.message}"
 
-    def envelope(self) -> dict[str, Any]:
+    def envelope(self) -> ErrorEnvelope:
         return envelope(self.code, self.message, self.details)
 
 

@@ -37,16 +37,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from toolcall_spec.analytics.ingest import (
-    MAX_BODY_BYTES,
-    BatchError,
-    IngestAnswer,
-    ingest_body,
-)
+from toolcall_spec.analytics.ingest import MAX_BODY_BYTES, ingest_body, refused
 from toolcall_spec.analytics.store import EventStore, StoreError, event_row
 from toolcall_spec.analytics.store.layout import Row
 from toolcall_spec.http.auth import bearer_token
 from toolcall_spec.loading import parse_json
+from toolcall_spec.typed import IngestAnswer
 
 EVENTS_PATH = "/v1/events"
 
@@ -181,10 +177,10 @@ def answer_batch(raw: bytes) -> tuple[IngestAnswer, list[Any]]:
     """The answer ``toolcall-spec ingest`` gives for this body (the same function), and the events
     it accepted, in batch order."""
     answer = ingest_body(raw)
-    if answer.accepted == 0:
+    if answer["accepted"] == 0:
         return answer, []
     batch = parse_json(raw, max_bytes=len(raw))  # parsed once already: it cannot fail here
-    rejected = {rejection.index for rejection in answer.errors}
+    rejected = {rejection["index"] for rejection in answer["errors"]}
     events = [event for index, event in enumerate(batch["events"]) if index not in rejected]
     return answer, events
 
@@ -196,13 +192,12 @@ def rows_of(events: Sequence[Mapping[str, Any]], project: str) -> list[Row]:
 
 def _too_large(limit: int) -> IngestAnswer:
     message = f"the body is over the limit of {limit:,} bytes (decompressed)"
-    return IngestAnswer(413, 0, 0, [], BatchError("payload_too_large", message))
+    return refused(413, "payload_too_large", message)
 
 
 def _answer(answer: IngestAnswer) -> Response:
-    body = answer.as_dict()
-    body["requestId"] = str(uuid.uuid4())
-    return Response(orjson.dumps(body), answer.status, media_type="application/json")
+    body: IngestAnswer = {**answer, "requestId": str(uuid.uuid4())}
+    return Response(orjson.dumps(body), answer["status"], media_type="application/json")
 
 
 def _error(status: int, code: str, message: str) -> Response:

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall_spec.http.errors import invalid
+from toolcall_spec.json_paths import ROOT, format_path
 from toolcall_spec.loading import DocumentError, parse_json
 from toolcall_spec.openwop_wire import run_path_readings
-from toolcall_spec.paths import ROOT, format_path
 
 DEFAULT_EVAL_MODE = "golden"
 

@@ -16,16 +16,17 @@ from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Literal
 
+from toolcall_spec.clock import timestamp_now, utc_now
 from toolcall_spec.host.port import HostPort
 from toolcall_spec.host.store import RunRecord, run_snapshot
 from toolcall_spec.http.errors import ApiError
 from toolcall_spec.http.limits import Limits
 from toolcall_spec.openwop_wire import RUN_FAILED, RUN_STARTED, TERMINAL_STATUSES
-from toolcall_spec.replay.events import EventLog, utc_now
+from toolcall_spec.replay.events import EventLog
 from toolcall_spec.replay.refusal import RunRequest
+from toolcall_spec.typed import RunEvent
 
 RunStatus = Literal["running", "completed", "failed"]
 
@@ -44,7 +45,7 @@ class ServedRun:
     finished_at: str | None = None
     record: RunRecord | None = None
     error: dict[str, Any] | None = None
-    failure_log: list[dict[str, Any]] = field(default_factory=list)
+    failure_log: list[RunEvent] = field(default_factory=list)
     """The log of a run whose execution failed: ``run.started`` then ``run.failed``."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -53,7 +54,7 @@ class ServedRun:
         return self.status in TERMINAL_STATUSES
 
     @property
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[RunEvent]:
         return self.record.events if self.record else self.failure_log
 
     def snapshot(self) -> dict[str, Any]:
@@ -71,7 +72,7 @@ class ServedRun:
             error=self.error,
         )
 
-    def events_after(self, sequence: int, limit: int) -> list[dict[str, Any]]:
+    def events_after(self, sequence: int, limit: int) -> list[RunEvent]:
         """Events with ``sequence`` greater than ``sequence``, at most ``limit`` of them; the log
         is in sequence order from 0, so the start is an index, not a scan."""
         events = self.events
@@ -125,7 +126,7 @@ class RunRegistry:
             request=request,
             workflow_id=str(request.suite.get("suiteId", "eval")),
             owner=dict(request.owner or {}),
-            created_at=now(),
+            created_at=timestamp_now(),
         )
         self._runs[run_id] = run
         self._active += 1
@@ -166,7 +167,7 @@ class RunRegistry:
         return record
 
     def _finish(self, run: ServedRun, done: Future[RunRecord]) -> None:
-        run.finished_at = now()
+        run.finished_at = timestamp_now()
         self._active -= 1
         error = None if done.cancelled() else done.exception()
         if done.cancelled() or error is not None:
@@ -186,7 +187,7 @@ def _in_loop(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *ar
         loop.call_soon_threadsafe(callback, *args)
 
 
-def failed_log(run: ServedRun, error: dict[str, Any]) -> list[dict[str, Any]]:
+def failed_log(run: ServedRun, error: dict[str, Any]) -> list[RunEvent]:
     """The log of a run that failed before it had one: it still starts with ``run.started`` and
     ends on a terminal event, so a poll or a stream of it ends too."""
     log = EventLog(run.run_id, utc_now)
@@ -215,8 +216,3 @@ def _failure(error: BaseException | None) -> dict[str, Any]:
 
 def _busy(message: str) -> ApiError:
     return ApiError(429, "rate_limited", f"{message}; retry later", headers={"Retry-After": "1"})
-
-
-def now() -> str:
-    """RFC 3339 UTC with milliseconds, the timestamp form the event schema accepts."""
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID, ScriptedAgent, ToolAnswer
 from toolcall_spec.replay.fixtures import MISS, FixtureServer, Miss, Served
-from toolcall_spec.replay.matching import args_match, json_equal
+from toolcall_spec.replay.matching import args_match
 from toolcall_spec.replay.refusal import RUN_CREATE_CHECKS, RunRefused, RunRequest
 
 __all__ = [
@@ -21,5 +21,4 @@ __all__ = [
     "Served",
     "ToolAnswer",
     "args_match",
-    "json_equal",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from toolcall_spec.paths import format_path
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.problems import Problem
 
 SCRIPTED_AGENT_ID = "core.conformance.agents.scripted"

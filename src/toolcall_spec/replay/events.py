@@ -5,12 +5,14 @@ with a fixed clock and fixed ids reproduces its log byte for byte."""
 from __future__ import annotations
 
 import hashlib
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
+from toolcall_spec.clock import (
+    Clock,
+    format_timestamp,
+)
 from toolcall_spec.openwop_wire import (
     EVAL_COMPLETED,
     EVAL_SCORED,
@@ -20,6 +22,7 @@ from toolcall_spec.openwop_wire import (
     TOOL_RETURNED,
     vendor_code,
 )
+from toolcall_spec.typed import AgentToolCalled, AgentToolReturned, ErrorObject, RunEvent
 
 __all__ = [
     "EVAL_COMPLETED",
@@ -32,27 +35,17 @@ __all__ = [
     "TOOL_RAISED",
     "TOOL_RETURNED",
     "TRANSPORT",
-    "Clock",
     "ErrorCode",
     "EventLog",
-    "IdSource",
     "args_hash",
-    "elapsed_ms",
-    "format_timestamp",
-    "random_id",
     "tool_called_payload",
     "tool_returned_payload",
-    "utc_now",
 ]
 
-Clock = Callable[[], datetime]
-"""Returns the current time; a naive datetime is read as UTC."""
-IdSource = Callable[[], str]
-"""Returns a fresh opaque id (the part of a run id after ``<tenantId>/``)."""
 
 SCHEMA_VERSION = EVENT_SCHEMA_VERSION
 
-TRANSPORT = "native"
+TRANSPORT: Literal["native"] = "native"
 """How the reference host reaches its tools: in process, neither MCP nor HTTP."""
 
 
@@ -64,7 +57,7 @@ class ErrorCode:
     code: str
     message: str
 
-    def error_object(self) -> dict[str, str]:
+    def error_object(self) -> ErrorObject:
         return {"code": self.code, "message": self.message}
 
 
@@ -74,27 +67,6 @@ FIXTURE_MISS = ErrorCode(vendor_code("fixture_miss"), "no fixture entry matches 
 """A call that matched no entry under ``onMiss: fail`` (or its deprecated spelling ``error``)."""
 TOOL_RAISED = ErrorCode(vendor_code("tool_raised"), "the live tool raised an exception")
 """A live tool that raised instead of answering."""
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def random_id() -> str:
-    return uuid.uuid4().hex
-
-
-def format_timestamp(moment: datetime) -> str:
-    """RFC 3339 in UTC with milliseconds and ``Z``, e.g. ``2026-11-30T12:00:00.250Z``."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    utc = moment.astimezone(timezone.utc)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
-
-
-def elapsed_ms(start: datetime, end: datetime) -> int:
-    """Whole milliseconds between two clock readings, never negative."""
-    return max(0, int((end - start).total_seconds() * 1000))
 
 
 def args_hash(args: Any) -> str | None:
@@ -131,19 +103,21 @@ class EventLog:
     def __init__(self, run_id: str, clock: Clock) -> None:
         self.run_id = run_id
         self.clock = clock
-        self.events: list[dict[str, Any]] = []
+        self.events: list[RunEvent] = []
         self._opaque = run_id.partition("/")[2] or run_id
 
-    def append(self, event_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def append(self, event_type: str, payload: Mapping[str, Any]) -> RunEvent:
+        """Append one event; ``payload`` is one of the payload types of ``toolcall_spec.typed``
+        (``RunStarted``, ``AgentToolCalled`` ...), or a vendor event's object."""
         sequence = len(self.events)
-        event = {
+        event: RunEvent = {
             "eventId": f"{self._opaque}-{sequence:04d}",
             "runId": self.run_id,
             "schemaVersion": SCHEMA_VERSION,
             "sequence": sequence,
             "timestamp": format_timestamp(self.clock()),
             "type": event_type,
-            "payload": payload,
+            "payload": dict(payload),
         }
         self.events.append(event)
         return event
@@ -151,10 +125,10 @@ class EventLog:
 
 def tool_called_payload(
     agent_id: str, tool: str, call_id: str, args: Any, *, hooks: bool
-) -> dict[str, Any]:
+) -> AgentToolCalled:
     """``agent.tool-called``; with tool hooks (``toolHooks.prePostEvents``) it carries ``argsHash``
     and ``transport``."""
-    payload: dict[str, Any] = {
+    payload: AgentToolCalled = {
         "agentId": agent_id,
         "toolName": tool,
         "callId": call_id,
@@ -173,16 +147,16 @@ def tool_returned_payload(
     tool: str,
     call_id: str,
     *,
-    error: Mapping[str, Any] | None,
+    error: ErrorObject | None,
     outcome: Any = None,
     hooks: bool,
     duration_ms: int,
-) -> dict[str, Any]:
+) -> AgentToolReturned:
     """``agent.tool-returned``: ``error`` and no ``outcome`` for a failed call, ``outcome``
     otherwise; with tool hooks also ``status`` (``ok``/``error``) and ``durationMs``."""
-    payload: dict[str, Any] = {"agentId": agent_id, "toolName": tool, "callId": call_id}
+    payload: AgentToolReturned = {"agentId": agent_id, "toolName": tool, "callId": call_id}
     if error is not None:
-        payload["error"] = dict(error)
+        payload["error"] = error.copy()
     else:
         payload["outcome"] = outcome
     if hooks:

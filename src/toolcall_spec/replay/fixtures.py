@@ -4,7 +4,7 @@ A call is answered by the first entry, in declaration order, that names the call
 consumed and matches its arguments; the served entry is consumed.
 
 Entries are indexed by tool, then by how they match, so a call costs the same however many entries
-its tool has, in any order: exact entries by the hash key of their arguments (``json_key``: key
+its tool has, in any order: exact entries by the hash key of their arguments (``lookup_key``: key
 order ignored, ``1`` equal to ``1.0``, ``true`` not ``1``), subset entries by the set of members
 they require and the key of those members, entries without ``args`` in a queue. Each index holds
 unconsumed entries in declaration order, so the first candidate of each is its earliest match, and
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any, Final
 
-from toolcall_spec.replay.matching import args_match, json_key, member_keys
+from toolcall_spec.replay.matching import args_match, lookup_key, member_keys
 from toolcall_spec.rules import is_tool_error
 
 
@@ -78,7 +78,7 @@ class _ToolIndex:
                 table.setdefault(frozenset(keys.items()), deque()).append(index)
                 return
         else:
-            key, exact = json_key(expected)
+            key, exact = lookup_key(expected)
             if exact:
                 self.exact.setdefault(key, deque()).append(index)
                 return
@@ -92,7 +92,7 @@ class _ToolIndex:
             keys, exact = member_keys(args)
             key: Hashable = frozenset(keys.items())
         else:
-            key, exact = json_key(args)
+            key, exact = lookup_key(args)
         bucket = self.exact.get(key)
         if bucket:
             found.append(bucket)

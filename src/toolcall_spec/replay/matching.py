@@ -10,7 +10,7 @@ from toolcall_spec.json_values import json_equal
 
 ArgsMatch = Literal["exact", "subset"]
 
-__all__ = ["ArgsMatch", "args_match", "json_equal", "json_key", "member_keys", "subset_match"]
+__all__ = ["ArgsMatch", "args_match", "lookup_key", "member_keys", "subset_match"]
 
 
 def subset_match(expected: dict[str, Any], actual: Any) -> bool:
@@ -53,10 +53,10 @@ _FALSE = (_Marker("false"),)
 _OPAQUE = _Marker("opaque")  # a value the key does not describe exactly
 
 
-def json_key(value: Any) -> tuple[Hashable, bool]:
+def lookup_key(value: Any) -> tuple[Hashable, bool]:
     """A hashable key for a JSON value, and whether it is exact.
 
-    Always: ``json_equal(a, b)`` implies ``json_key(a)[0] == json_key(b)[0]`` (objects become
+    Always: ``json_equal(a, b)`` implies ``lookup_key(a)[0] == lookup_key(b)[0]`` (objects become
     frozen sets of members, so key order is ignored; ``1`` and ``1.0`` hash alike, as Python
     numbers do; booleans get keys of their own, so ``true`` is not ``1``). When both keys are
     exact, the converse holds too, so an index lookup needs no further comparison. A key is not

@@ -25,8 +25,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from toolcall_spec.json_paths import ROOT, format_path
 from toolcall_spec.loading import Line, iter_jsonl
-from toolcall_spec.paths import ROOT, format_path
 from toolcall_spec.problems import Problem, has_errors
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID
 from toolcall_spec.replay.events import EVAL_SCORED, TOOL_CALLED, TOOL_RETURNED

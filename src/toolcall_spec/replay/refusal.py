@@ -13,10 +13,25 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolcall_spec.openwop_wire import VALIDATION_ERROR, error_envelope, refusal_field
-from toolcall_spec.paths import format_path
+from toolcall_spec.capabilities import (
+    BASELINE_SELECTION,
+    EVAL_SUITE,
+    FIXTURE_ERRORS,
+    FIXTURE_MATCHING,
+    RECORDED_FIXTURES,
+    advertised_modes,
+    advertises,
+    member,
+)
+from toolcall_spec.json_paths import format_path
+from toolcall_spec.openwop_wire import (
+    VALIDATION_ERROR,
+    RunTransport,
+    error_envelope,
+    refusal_field,
+)
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID, script_problems
-from toolcall_spec.rules import advertises, is_tool_error
+from toolcall_spec.rules import is_tool_error
 from toolcall_spec.validation import validate
 
 DEFAULT_MODE = "golden"
@@ -35,10 +50,11 @@ class RunRefused(Exception):  # noqa: N818  (the name the host API promises)
             400, field, error_envelope(VALIDATION_ERROR, message, {"field": field, **details})
         )
 
-    def _set(self, status: int, field: str | None, envelope: dict[str, Any]) -> None:
+    def _set(self, status: int, field: str | None, envelope: Mapping[str, Any]) -> None:
         self.status = status
         self.field = field
-        self.envelope = envelope
+        # A plain dict: adapters rebuild refusals from what any host answered.
+        self.envelope: dict[str, Any] = dict(envelope)
         self.message = str(envelope.get("message", ""))
         Exception.__init__(self, self.message)
 
@@ -68,7 +84,7 @@ class RunRequest:
     fixture_runs: Mapping[str, str] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
     owner: Mapping[str, Any] | None = None
-    transport: str | None = None
+    transport: RunTransport | None = None
 
     @property
     def effective_modes(self) -> tuple[str, ...]:
@@ -117,15 +133,6 @@ class CheckContext:
 Check = Callable[[CheckContext], "RunRefused | None"]
 
 
-EVAL_SUITE = ("agents", "evalSuite")
-
-
-def _eval_suite(capabilities: Mapping[str, Any]) -> Mapping[str, Any]:
-    agents = capabilities.get("agents")
-    eval_suite = agents.get("evalSuite") if isinstance(agents, Mapping) else None
-    return eval_suite if isinstance(eval_suite, Mapping) else {}
-
-
 def check_suite_validates(request: CheckContext) -> RunRefused | None:
     """The suite is valid against the suite schema (warnings do not refuse)."""
     errors = [p for p in validate(request.suite, "suite") if p.severity == "error"]
@@ -153,7 +160,7 @@ def check_eval_modes_allowed(request: CheckContext) -> RunRefused | None:
     member = "evalModes" if asked.modes is not None else "baselineRunId"
     if asked.modes is None and asked.baseline_run_id is None:
         return None
-    if not advertises(request.capabilities, *EVAL_SUITE, "baselineSelection"):
+    if not advertises(request.capabilities, BASELINE_SELECTION):
         return RunRefused(
             member,
             "the host does not advertise agents.evalSuite.baselineSelection (RFC 0251)",
@@ -182,8 +189,7 @@ def check_mode_declared(request: CheckContext) -> RunRefused | None:
 
 def check_mode_advertised(request: CheckContext) -> RunRefused | None:
     """A run may only request modes the host advertises in ``agents.evalSuite.modes``."""
-    advertised = _eval_suite(request.capabilities).get("modes")
-    advertised = advertised if isinstance(advertised, list) else []
+    advertised = advertised_modes(request.capabilities)
     for mode in request.request.effective_modes:
         if mode not in advertised:
             return RunRefused(
@@ -277,7 +283,7 @@ def _configurable_problem(configurable: Any) -> RunRefused | None:
 
 def check_task_limit(request: CheckContext) -> RunRefused | None:
     """A suite has at most ``agents.evalSuite.maxTasksPerSuite`` tasks, when the host sets one."""
-    limit = _eval_suite(request.capabilities).get("maxTasksPerSuite")
+    limit = member(request.capabilities, (*EVAL_SUITE, "maxTasksPerSuite"))
     if not isinstance(limit, int) or len(request.tasks()) <= limit:
         return None
     return RunRefused(
@@ -329,7 +335,7 @@ def check_fixture_runs(request: CheckContext) -> RunRefused | None:
     fixture_runs = request.request.fixture_runs
     if fixture_runs is None:
         return None
-    if not advertises(request.capabilities, *EVAL_SUITE, "recordedFixtures"):
+    if not advertises(request.capabilities, RECORDED_FIXTURES):
         return RunRefused(
             "fixtureRuns",
             "the host does not advertise agents.evalSuite.recordedFixtures (RFC 0252)",
@@ -349,7 +355,7 @@ def check_fixture_runs(request: CheckContext) -> RunRefused | None:
 
 def check_fixture_matching(request: CheckContext) -> RunRefused | None:
     """``args``/``argsMatch`` need ``agents.evalSuite.fixtureMatching`` (RFC 0244 §D, §G)."""
-    if advertises(request.capabilities, "agents", "evalSuite", "fixtureMatching"):
+    if advertises(request.capabilities, FIXTURE_MATCHING):
         return None
     for path, entry in request.entries():
         member = next((name for name in ("args", "argsMatch") if name in entry), None)
@@ -364,7 +370,7 @@ def check_fixture_matching(request: CheckContext) -> RunRefused | None:
 
 def check_fixture_errors(request: CheckContext) -> RunRefused | None:
     """Any ``isError: true`` entry needs ``agents.evalSuite.fixtureErrors`` (RFC 0245 §C)."""
-    if advertises(request.capabilities, "agents", "evalSuite", "fixtureErrors"):
+    if advertises(request.capabilities, FIXTURE_ERRORS):
         return None
     for path, entry in request.entries():
         if is_tool_error(entry):

@@ -14,8 +14,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolcall_spec.paths import format_path
-from toolcall_spec.replay.matching import json_equal
+from toolcall_spec.json_paths import format_path
+from toolcall_spec.json_values import json_equal
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from typing import Any
 
 import orjson
 
 from toolcall_spec.analytics.metrics import ErrorMetrics
+from toolcall_spec.clock import parse_timestamp
 from toolcall_spec.rules import is_tool_error
 
 TABLE = "tool_call_events"
@@ -88,14 +89,6 @@ def event_row(event: Mapping[str, Any], project_id: str, ingested_at: datetime) 
         _RANK_CEILING - micros,
         orjson.dumps(event).decode(),
     )
-
-
-def parse_timestamp(text: str) -> datetime:
-    """An RFC 3339 timestamp (already checked by the schema) as an aware UTC datetime."""
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
 
 
 def _number(value: object) -> float | None:

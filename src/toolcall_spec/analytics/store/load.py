@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, BinaryIO
 
-from toolcall_spec.analytics.ingest import EVENT_KIND, EventRejection, event_issues
+from toolcall_spec.analytics.ingest import EVENT_KIND, event_issues, rejection
 from toolcall_spec.analytics.store.base import EventStore
 from toolcall_spec.analytics.store.layout import Row, event_row
 from toolcall_spec.catalog import validator
 from toolcall_spec.loading import iter_jsonl
+from toolcall_spec.typed import EventRejection
 
 CHUNK_EVENTS = 10_000
 
@@ -49,10 +50,10 @@ def load_jsonl(
                 chunk = []
         else:
             counts.rejected += 1
-            on_rejection(EventRejection(index, _issues(value, error), number))
+            on_rejection(rejection(index, _issues(value, error), number))
     store.write(chunk)
     return counts
 
 
-def _issues(value: Any, error: str | None) -> tuple[str, ...]:
-    return (f"(root): {error}",) if error is not None else tuple(event_issues(value))
+def _issues(value: Any, error: str | None) -> list[str]:
+    return [f"(root): {error}"] if error is not None else event_issues(value)
