@@ -74,12 +74,12 @@ def _models_overlay() -> None:
 
 
 def _package_overlay(folder: str) -> str:
-    """A fresh copy of the package with generated/models inside it as toolcall_spec/models, the
-    layout of a wheel; returns the folder to put on PYTHONPATH.
+    """A fresh copy of the package with every generated package inside it (generated/models as
+    toolcall_spec/models ...), the layout of a wheel; returns the folder to put on PYTHONPATH.
 
     import-linter reads the package from disk and does not follow the __path__ entry through
-    which a source checkout imports the models, so without the copy it would not see them (nor
-    a circle between them and their hand-written bases).
+    which a source checkout imports generated/, so without the copy it would not see the models
+    (nor a circle between them and their hand-written bases).
     """
     import shutil  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
@@ -88,7 +88,9 @@ def _package_overlay(folder: str) -> str:
     shutil.rmtree(root, ignore_errors=True)
     skip = shutil.ignore_patterns("__pycache__")
     shutil.copytree("src/toolcall_spec", root / "toolcall_spec", ignore=skip)
-    shutil.copytree("generated/models", root / "toolcall_spec/models", ignore=skip)
+    for generated in Path("generated").iterdir():
+        if generated.is_dir() and generated.name != "__pycache__":
+            shutil.copytree(generated, root / "toolcall_spec" / generated.name, ignore=skip)
     return str(root.resolve())
 
 

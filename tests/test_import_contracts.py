@@ -37,11 +37,14 @@ PLANTS = [
 
 @pytest.fixture(scope="module")
 def package_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package as a wheel lays it out: src/toolcall_spec with generated/models inside."""
+    """The package as a wheel lays it out: src/toolcall_spec with each package of generated/
+    (the models) inside it, as ``nox -s lint`` copies it."""
     root = tmp_path_factory.mktemp("package")
     skip = shutil.ignore_patterns("__pycache__")
     shutil.copytree(REPO / "src/toolcall_spec", root / "toolcall_spec", ignore=skip)
-    shutil.copytree(REPO / "generated/models", root / "toolcall_spec/models", ignore=skip)
+    for generated in (REPO / "generated").iterdir():
+        if generated.is_dir() and generated.name != "__pycache__":
+            shutil.copytree(generated, root / "toolcall_spec" / generated.name, ignore=skip)
     return root
 
 
