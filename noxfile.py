@@ -2,7 +2,7 @@
 
 nox -s generate            regenerate generated/ from schemas/ (-- --check: fail on drift)
 nox -s test                the test suite (pytest + Hypothesis)
-nox -s lint                ruff check and ruff format --check
+nox -s lint                ruff check, ruff format --check, and the import contracts (lint-imports)
 nox -s typecheck           mypy --strict: src, tests, benchmarks and the docs hooks
 nox -s docs                mkdocs build --strict
 nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
@@ -18,6 +18,9 @@ nox.options.reuse_existing_virtualenvs = True
 
 GENERATOR = "datamodel-code-generator==0.89.0"
 """Pinned: generated/ is reproduced byte for byte only by this exact generator version."""
+
+IMPORT_LINTER = "import-linter==2.17"
+"""The layer contracts ([tool.importlinter] in pyproject.toml) are checked by this version."""
 
 
 GENERATED_PROFILES = (None, "typed")
@@ -45,11 +48,14 @@ def test(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff==0.17.6")
+    """ruff, then the import contracts: the layers of docs/architecture.md, no cycles."""
+    session.install("ruff==0.17.6", IMPORT_LINTER)
     session.run("ruff", "check", "src", "tests", "noxfile.py", "benchmarks", "docs/hooks")
     session.run(
         "ruff", "format", "--check", "src", "tests", "noxfile.py", "benchmarks", "docs/hooks"
     )
+    overlay = _package_overlay("build/importlinter")
+    session.run("lint-imports", "--no-cache", env={"PYTHONPATH": overlay})
 
 
 @nox.session
@@ -82,6 +88,27 @@ def _generated_overlay() -> None:
         shutil.copytree(
             Path("generated") / folder, target, ignore=shutil.ignore_patterns("__pycache__")
         )
+
+
+def _package_overlay(folder: str) -> str:
+    """A fresh copy of the package with every generated package inside it (generated/models as
+    toolcall_spec/models ...), the layout of a wheel; returns the folder to put on PYTHONPATH.
+
+    import-linter reads the package from disk and does not follow the __path__ entry through
+    which a source checkout imports generated/, so without the copy it would not see the models
+    (nor a circle between them and their hand-written bases).
+    """
+    import shutil  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    root = Path(folder)
+    shutil.rmtree(root, ignore_errors=True)
+    skip = shutil.ignore_patterns("__pycache__")
+    shutil.copytree("src/toolcall_spec", root / "toolcall_spec", ignore=skip)
+    for generated in Path("generated").iterdir():
+        if generated.is_dir() and generated.name != "__pycache__":
+            shutil.copytree(generated, root / "toolcall_spec" / generated.name, ignore=skip)
+    return str(root.resolve())
 
 
 @nox.session

@@ -15,6 +15,7 @@ import functools
 import http.server
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -24,6 +25,9 @@ from typing import Any, Literal
 
 import pytest
 from conftest import REPO
+
+sys.path.insert(0, str(REPO / "docs" / "hooks"))  # the docs build's modules, as mkdocs loads them
+import architecture
 
 from toolcall_spec.catalog import all_schemas
 from toolcall_spec.requirement_registry import find_witnesses, registry
@@ -46,6 +50,7 @@ MATRIX_PAGE = "reference/requirements/"
 SHOWCASE_ID = "openwop.requirement.0245.fixture-error-replayed"
 TUTORIAL_PAGE = "tutorial/"
 PICTURES_PAGE = "pictures/"
+ARCHITECTURE_PAGE = "architecture/"
 
 
 def _unavailable(reason: str) -> None:
@@ -60,7 +65,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-SOURCES = ("mkdocs.yml", "docs", "spec", "schemas", "examples", "tests")
+SOURCES = ("mkdocs.yml", "pyproject.toml", "docs", "spec", "schemas", "examples", "tests")
 """What the pages checked here are built from: a change to any of these makes a built site stale.
 A test file counts only when it names requirements (the matrix lists it as a witness)."""
 
@@ -313,3 +318,49 @@ def test_the_site_serves_each_schema_raw_at_its_id(site_url: str, browser: Any) 
         served = site_url + schema["$id"].removeprefix(PUBLISHED_URL)
         with urllib.request.urlopen(served, timeout=10) as answer:  # the test's loopback server
             assert json_module.loads(answer.read()) == schema, path
+
+
+def _shadow_svg_texts(driver: Any) -> list[list[str]]:
+    """The text of each SVG drawn inside a shadow root, read through the DevTools protocol:
+    mkdocs-material closes the shadow roots of its diagrams to the page's own scripts."""
+    document = driver.execute_cdp_cmd("DOM.getDocument", {"depth": -1, "pierce": True})
+    drawings: list[list[str]] = []
+
+    def texts(node: dict[str, Any]) -> list[str]:
+        own = [node["nodeValue"].strip()] if node.get("nodeType") == 3 else []
+        return own + [t for child in node.get("children", []) for t in texts(child)]
+
+    def visit(node: dict[str, Any], in_shadow: bool) -> None:
+        if in_shadow and node.get("nodeName") == "svg":
+            drawings.append([t for t in texts(node) if t])
+            return
+        for child in node.get("children", []):
+            visit(child, in_shadow)
+        for root in node.get("shadowRoots", []):
+            visit(root, True)
+
+    visit(document["root"], False)
+    return drawings
+
+
+def test_the_architecture_page_draws_the_layers_of_the_import_contracts(
+    site_url: str, browser: Any
+) -> None:
+    contracts = architecture.read_contracts()
+    _open(browser, site_url + ARCHITECTURE_PAGE)
+    drawings = _rendered_diagrams(browser, expected=len(architecture.diagrams(contracts)))
+    assert "flowchart" not in _article_text(browser), "a diagram is shown as code"
+    layers, *others = _shadow_svg_texts(browser)
+    for layer in architecture.layers_of(contracts):
+        for module in layer.modules:
+            assert module in " ".join(layers), f"layer module {module} is not in the drawn SVG"
+    assert layers.count("may import") == len(architecture.layers_of(contracts)) - 1
+    assert others, "the forbidden and independence contracts are not drawn"
+    for labels in others:
+        assert "never" in labels, labels
+    assert _loaded_from_elsewhere(browser, site_url) == []
+    assert _console_errors(browser) == []
+    for number, drawing in enumerate(drawings):
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", drawing)
+        time.sleep(0.3)
+        _screenshot(browser, f"architecture-diagram-{number}")

@@ -14,9 +14,13 @@ from __future__ import annotations
 import re
 import types
 from functools import cache
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
+from urllib.parse import urljoin
 
 from pydantic import AfterValidator, BaseModel, RootModel, StrictStr, model_validator
+
+if TYPE_CHECKING:
+    import jsonschema_rs
 
 
 def _members(data: Any) -> dict[str, Any]:
@@ -306,26 +310,38 @@ class ErrorDetailsRules(JsonModel):
 
 
 class RunEventRules(JsonModel):
-    """The payload of a known event type is checked against that type's payload model."""
+    """The payload of a known event type is checked against that type's payload schema, as the
+    run-event schema's own ``if``/``then`` branches name it. The check goes through the packaged
+    schemas, not the generated payload models: the models import this module, so importing them
+    here would close a circle."""
 
     @model_validator(mode="before")
     @classmethod
     def _payload_matches_type(cls, data: Any) -> Any:
-        from toolcall_spec.models.events import run_event_payloads_schema as payloads  # noqa: PLC0415
-
         members = _members(data)
-        models: dict[str, type[BaseModel]] = {
-            "run.started": payloads.RunStarted,
-            "run.completed": payloads.RunCompleted,
-            "run.failed": payloads.RunFailed,
-            "agent.tool-called": payloads.AgentToolCalled,
-            "agent.tool-returned": payloads.AgentToolReturned,
-            "eval.started": payloads.EvalStarted,
-            "eval.scored": payloads.EvalScored,
-            "eval.completed": payloads.EvalCompleted,
-        }
         event_type = members.get("type")  # any JSON value: the type's own check reports it
-        model = models.get(event_type) if isinstance(event_type, str) else None
-        if model is not None and isinstance(members.get("payload"), dict):
-            model.model_validate(members["payload"])
+        check = _payload_checks().get(event_type) if isinstance(event_type, str) else None
+        payload = members.get("payload")
+        if check is not None and isinstance(payload, dict):
+            error = next(iter(check.iter_errors(payload)), None)
+            if error is not None:
+                raise ValueError(f"payload of a {event_type} event: {error.message}")
         return data
+
+
+@cache
+def _payload_checks() -> dict[str, jsonschema_rs.Validator]:
+    """A compiled check per event type with a payload schema, read from the run-event schema."""
+    import jsonschema_rs  # noqa: PLC0415  (models load without the validator until first use)
+
+    from toolcall_spec.catalog import all_schemas, registry  # noqa: PLC0415
+
+    schema = all_schemas()["events/run-event.schema.json"]
+    checks: dict[str, jsonschema_rs.Validator] = {}
+    for branch in schema["allOf"]:
+        event_type = branch["if"]["properties"]["type"]["const"]
+        reference = urljoin(schema["$id"], branch["then"]["properties"]["payload"]["$ref"])
+        checks[event_type] = jsonschema_rs.Draft202012Validator(
+            {"$ref": reference}, registry=registry(), validate_formats=True
+        )
+    return checks

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from toolcall_spec.analytics.metrics import ErrorMetrics, error_metrics, jsonl_error_metrics
+from toolcall_spec.analytics.metrics import error_metrics, jsonl_error_metrics
 from toolcall_spec.cli.console import (
     DocumentError,
     add_jsonl_option,
@@ -25,6 +25,7 @@ from toolcall_spec.cli.console import (
     print_json,
     read_document,
 )
+from toolcall_spec.cli.metrics_text import render_text
 from toolcall_spec.loading import is_jsonl_path
 
 
@@ -76,21 +77,3 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_text(metrics))
     return 1 if metrics.skipped or metrics.unreadable else 0
-
-
-def render_text(metrics: ErrorMetrics) -> str:
-    lines = [
-        f"tool calls: {metrics.tool_calls:,}",
-        f"errors: {metrics.errors:,} (error rate {metrics.error_rate:.1%})",
-    ]
-    lines += [f"  {category}: {count:,}" for category, count in sorted(metrics.by_category.items())]
-    if metrics.reclassified:
-        lines.append(
-            f"recorded as success but isError: true in the output: {metrics.reclassified:,} "
-            f"(corrected error rate {metrics.corrected_error_rate:.1%})"
-        )
-    if metrics.unreadable:
-        lines.append(f"unreadable (not counted): {metrics.unreadable:,}")
-    if metrics.skipped:
-        lines.append(f"skipped (not a tool_call event): {metrics.skipped:,}")
-    return "\n".join(lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from toolcall_spec.analytics.store import StoreError, StoreMetrics, open_store
 from toolcall_spec.cli.console import fail, print_json
-from toolcall_spec.cli.metrics_cmd import render_text
+from toolcall_spec.cli.metrics_text import render_text
 
 
 def run_store_metrics(url: str, project: str | None, output_format: str) -> int:

@@ -12,21 +12,21 @@ from collections.abc import Callable
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
+from toolcall_spec.compat.keywords import trivially_true
 from toolcall_spec.compat.locations import MISSING, At, Loc, Side
 from toolcall_spec.compat.values import finite_values
-from toolcall_spec.compat.walk import trivially_true
 from toolcall_spec.json_values import json_equal, json_key
 
 if TYPE_CHECKING:
     from toolcall_spec.compat.changes import Change
-    from toolcall_spec.compat.walk import Walk
+    from toolcall_spec.compat.keywords import Walker
 
 Schema = dict[str, Any]
 Part = tuple[Any, tuple[str | int, ...]]
 """A subschema and where it sits below the schema that holds it (``("allOf", 1)``)."""
 
 
-def conjuncts(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def conjuncts(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     """``allOf``; a ``$ref`` that stands beside other validation keywords is one more conjunct."""
     pairs, removed, added = pair_up(
         _conjunct_parts(old), _conjunct_parts(new), _equivalence(walk, at)
@@ -48,7 +48,7 @@ def conjuncts(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return out
 
 
-def alternatives(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def alternatives(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     out = []
     for keyword in ("anyOf", "oneOf"):
         before, after = old.get(keyword, MISSING), new.get(keyword, MISSING)
@@ -70,7 +70,7 @@ def alternatives(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return out
 
 
-def conditional(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def conditional(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     before, after = old.get("if", MISSING), new.get("if", MISSING)
     branches = [(k, old.get(k, MISSING), new.get(k, MISSING)) for k in ("then", "else")]
     here = at.to(None, "if")
@@ -97,7 +97,7 @@ def conditional(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return [c for key, b, a in branches for c in walk.schema(b, a, at.to(None, key))]
 
 
-def negation(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def negation(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     before, after = old.get("not", MISSING), new.get("not", MISSING)
     here = at.to(None, "not")
     if before is MISSING and after is MISSING:
@@ -132,7 +132,7 @@ def negation(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
 
 
 def _alternatives(
-    walk: Walk, keyword: str, before: list[Any], after: list[Any], at: At
+    walk: Walker, keyword: str, before: list[Any], after: list[Any], at: At
 ) -> list[Change]:
     old_parts: list[Part] = [(s, (keyword, i)) for i, s in enumerate(before)]
     new_parts: list[Part] = [(s, (keyword, i)) for i, s in enumerate(after)]
@@ -171,7 +171,7 @@ def _alternatives(
     return out
 
 
-def discriminated(walk: Walk, side: Side, parts: list[Part], base: Loc) -> bool:
+def discriminated(walk: Walker, side: Side, parts: list[Part], base: Loc) -> bool:
     """The alternatives each require one member whose allowed values (``const``/``enum``) are
     pairwise disjoint, so no document matches two of them."""
     resolved = []
@@ -201,7 +201,7 @@ def discriminated(walk: Walk, side: Side, parts: list[Part], base: Loc) -> bool:
 Matcher = Callable[[Part, Part], bool]
 
 
-def _equivalence(walk: Walk, at: At) -> Matcher:
+def _equivalence(walk: Walker, at: At) -> Matcher:
     """Two parts that differ in writing only (say, reordered ``enum`` values or alternatives):
     a separate walk finds no change between them."""
 

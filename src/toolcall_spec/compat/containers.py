@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from toolcall_spec.compat.keywords import ANNOTATIONS, trivially_true
 from toolcall_spec.compat.locations import (
     ITEMS,
     MISSING,
@@ -24,18 +25,17 @@ from toolcall_spec.compat.locations import (
     matching,
 )
 from toolcall_spec.compat.values import render
-from toolcall_spec.compat.walk import ANNOTATIONS, trivially_true
 from toolcall_spec.json_paths import format_path
 from toolcall_spec.json_values import json_equal
 
 if TYPE_CHECKING:
     from toolcall_spec.compat.changes import Change
-    from toolcall_spec.compat.walk import Walk
+    from toolcall_spec.compat.keywords import Walker
 
 Schema = dict[str, Any]
 
 
-def objects(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def objects(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     return [
         *_members(walk, old, new, at),
         *_required(walk, old, new, at),
@@ -52,7 +52,7 @@ def objects(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     ]
 
 
-def arrays(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def arrays(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     old_items, new_items = old.get("items", True), new.get("items", True)
     if isinstance(old_items, list) or isinstance(new_items, list):
         if json_equal(old_items, new_items):
@@ -69,7 +69,7 @@ def arrays(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return out + _contains(walk, old, new, at)
 
 
-def definitions(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def definitions(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     """``$defs``, last: a definition some member uses was compared where it is used; the others
     are compared here, named by their schema location."""
     old_defs, new_defs = _map(old, "$defs"), _map(new, "$defs")
@@ -94,7 +94,7 @@ def definitions(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
 # -- members -------------------------------------------------------------------------------------
 
 
-def _members(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _members(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     old_props, new_props = _map(old, "properties"), _map(new, "properties")
     newly_required = _names(new.get("required")) - _names(old.get("required"))
     out = []
@@ -115,7 +115,7 @@ def _members(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return out
 
 
-def _added(walk: Walk, old: Schema, schema: Any, required: bool, here: At) -> list[Change]:
+def _added(walk: Walker, old: Schema, schema: Any, required: bool, here: At) -> list[Change]:
     """A member listed in the new version only; ``here.old`` is the old object's location."""
     name = str(here.new.pointer[-1])
     if required:
@@ -163,7 +163,7 @@ def unlisted_schema(schema: Schema, name: str, loc: Loc) -> tuple[Any, Loc] | No
     return schema.get("additionalProperties", True), loc.child("additionalProperties")
 
 
-def _required(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _required(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     old_props, new_props = _map(old, "properties"), _map(new, "properties")
     before, after = _names(old.get("required")), _names(new.get("required"))
     out = []
@@ -185,7 +185,7 @@ def _in_required(at: At, name: str) -> At:
     return At(extend(at.path, name), at.old.child("required"), at.new.child("required"))
 
 
-def _unlisted(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _unlisted(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     before = old.get("additionalProperties", True)
     after = new.get("additionalProperties", True)
     here = at.to(UNLISTED, "additionalProperties")
@@ -203,7 +203,7 @@ def _unlisted(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return walk.schema(before, after, here)
 
 
-def _patterns(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _patterns(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     old_patterns, new_patterns = _map(old, "patternProperties"), _map(new, "patternProperties")
     out = []
     for pattern in _union(old_patterns, new_patterns):
@@ -219,7 +219,7 @@ def _patterns(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return out
 
 
-def _pattern_added(walk: Walk, old: Schema, new: Schema, pattern: str, here: At) -> list[Change]:
+def _pattern_added(walk: Walker, old: Schema, new: Schema, pattern: str, here: At) -> list[Change]:
     """``here.old`` is the old ``additionalProperties``, which covered these names before."""
     schema = new["patternProperties"][pattern]
     if trivially_true(schema) and old.get("additionalProperties", True) is not False:
@@ -243,7 +243,7 @@ def _pattern_added(walk: Walk, old: Schema, new: Schema, pattern: str, here: At)
 
 
 def _pattern_removed(
-    walk: Walk, schema: Any, new: Schema, pattern: str, here: At, *, base: Loc
+    walk: Walker, schema: Any, new: Schema, pattern: str, here: At, *, base: Loc
 ) -> list[Change]:
     """``base`` is the new ``additionalProperties``, which covers these names now."""
     after = new.get("additionalProperties", True)
@@ -263,7 +263,7 @@ def _matches(pattern: str, name: str) -> bool | None:
         return None
 
 
-def _dependent_required(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _dependent_required(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     before, after = _map(old, "dependentRequired"), _map(new, "dependentRequired")
     out = []
     for key in _union(before, after):
@@ -278,7 +278,7 @@ def _dependent_required(walk: Walk, old: Schema, new: Schema, at: At) -> list[Ch
     return out
 
 
-def _dependent_schemas(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _dependent_schemas(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     before, after = _map(old, "dependentSchemas"), _map(new, "dependentSchemas")
     return [
         change
@@ -289,7 +289,7 @@ def _dependent_schemas(walk: Walk, old: Schema, new: Schema, at: At) -> list[Cha
     ]
 
 
-def _unevaluated(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _unevaluated(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     out = []
     for keyword in ("unevaluatedProperties", "unevaluatedItems"):
         if keyword not in old and keyword not in new:
@@ -303,7 +303,7 @@ def _unevaluated(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return out
 
 
-def _contains(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _contains(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     before, after = old.get("contains", MISSING), new.get("contains", MISSING)
     here = at.to(SOME_ITEM, "contains")
     if before is MISSING and after is MISSING:

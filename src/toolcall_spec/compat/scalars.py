@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from toolcall_spec.compat.keywords import ANNOTATIONS
 from toolcall_spec.compat.locations import At
 from toolcall_spec.compat.values import (
     TYPES,
@@ -20,12 +21,11 @@ from toolcall_spec.compat.values import (
     satisfies,
     type_set,
 )
-from toolcall_spec.compat.walk import ANNOTATIONS
 from toolcall_spec.json_values import is_number, json_equal, json_key, number
 
 if TYPE_CHECKING:
     from toolcall_spec.compat.changes import Change
-    from toolcall_spec.compat.walk import Walk
+    from toolcall_spec.compat.keywords import Walker
 
 Schema = dict[str, Any]
 
@@ -68,7 +68,7 @@ class Bound(NamedTuple):
         return f"{self.keyword} {render(self.shown)}"
 
 
-def dialect(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def dialect(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     out = []
     if not json_equal(old.get("$schema"), new.get("$schema")):
         message = f"$schema changed ({render(old.get('$schema'))} -> {render(new.get('$schema'))})"
@@ -82,7 +82,7 @@ def dialect(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     return out
 
 
-def compare(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def compare(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     allowed = finite_values(old)
     narrowing = _Narrowing(walk, at, allowed, new)
     return [
@@ -97,7 +97,7 @@ def compare(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
     ]
 
 
-def others(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def others(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     """Keywords no family compares: draft 2020-12 ones are major when changed (not analysed),
     others are not keywords of the dialect, which validators ignore."""
     out = []
@@ -119,7 +119,7 @@ class _Narrowing:
     """Builds the change for a constraint that looks narrower: major, unless the old schema only
     allowed a list of values and every one of them passes the new constraint."""
 
-    def __init__(self, walk: Walk, at: At, allowed: list[Any] | None, new: Schema) -> None:
+    def __init__(self, walk: Walker, at: At, allowed: list[Any] | None, new: Schema) -> None:
         self.walk, self.at, self.allowed, self.new = walk, at, allowed, new
 
     def __call__(self, kind: str, message: str, keywords: Sequence[str]) -> Change:
@@ -133,7 +133,7 @@ class _Narrowing:
         return self.walk.change(self.at, kind, "major", message)
 
 
-def _malformed(walk: Walk, at: At, keyword: str) -> Change:
+def _malformed(walk: Walker, at: At, keyword: str) -> Change:
     message = f"{keyword} is not well formed on one side, so its change cannot be classified"
     return walk.change(at, "unclassified", "major", message)
 
@@ -142,7 +142,7 @@ def _describe(types: frozenset[str]) -> str:
     return "any type" if types == TYPES else " or ".join(sorted(types))
 
 
-def _types(walk: Walk, old: Schema, new: Schema, at: At, narrowing: _Narrowing) -> list[Change]:
+def _types(walk: Walker, old: Schema, new: Schema, at: At, narrowing: _Narrowing) -> list[Change]:
     before, after = type_set(old), type_set(new)
     if before is None or after is None:
         same = json_equal(old.get("type"), new.get("type"))
@@ -177,7 +177,7 @@ def _listed(schema: Schema) -> list[Any] | None:
     return values
 
 
-def _values(walk: Walk, old: Schema, new: Schema, at: At) -> list[Change]:
+def _values(walk: Walker, old: Schema, new: Schema, at: At) -> list[Change]:
     before, after = finite_values(old), _listed(new)
     if before is None and after is None:
         return []
@@ -227,7 +227,7 @@ than an inclusive one at the same value)."""
 
 
 def _numeric_bounds(
-    walk: Walk, old: Schema, new: Schema, at: At, narrowing: _Narrowing
+    walk: Walker, old: Schema, new: Schema, at: At, narrowing: _Narrowing
 ) -> list[Change]:
     out = []
     for name, keywords, strength in NUMERIC_BOUNDS:
@@ -245,7 +245,7 @@ def _numeric_bounds(
     return out
 
 
-def _counts(walk: Walk, old: Schema, new: Schema, at: At, narrowing: _Narrowing) -> list[Change]:
+def _counts(walk: Walker, old: Schema, new: Schema, at: At, narrowing: _Narrowing) -> list[Change]:
     out = []
     for keyword, default, lower in COUNTS:
         if any(keyword in s and not is_number(s[keyword]) for s in (old, new)):
@@ -274,7 +274,7 @@ def _counts(walk: Walk, old: Schema, new: Schema, at: At, narrowing: _Narrowing)
 
 
 def _multiple_of(
-    walk: Walk, old: Schema, new: Schema, at: At, narrowing: _Narrowing
+    walk: Walker, old: Schema, new: Schema, at: At, narrowing: _Narrowing
 ) -> list[Change]:
     before, after = old.get("multipleOf"), new.get("multipleOf")
     if json_equal(before, after):
@@ -292,7 +292,7 @@ def _multiple_of(
 
 
 def _text_rule(
-    walk: Walk, old: Schema, new: Schema, at: At, narrowing: _Narrowing, *, keyword: str
+    walk: Walker, old: Schema, new: Schema, at: At, narrowing: _Narrowing, *, keyword: str
 ) -> list[Change]:
     """``pattern`` or ``format`` (this package checks formats, so a format is a constraint)."""
     before, after = old.get(keyword), new.get(keyword)
@@ -312,7 +312,7 @@ def _text_rule(
 
 
 def _unique_items(
-    walk: Walk, old: Schema, new: Schema, at: At, narrowing: _Narrowing
+    walk: Walker, old: Schema, new: Schema, at: At, narrowing: _Narrowing
 ) -> list[Change]:
     before, after = old.get("uniqueItems") is True, new.get("uniqueItems") is True
     if before == after:

@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from toolcall_spec.compat import combinators, containers, scalars
 from toolcall_spec.compat.changes import Change, ordered
+from toolcall_spec.compat.keywords import Family
 from toolcall_spec.compat.locations import Side
 from toolcall_spec.compat.walk import walk_documents
 from toolcall_spec.json_paths import ROOT
@@ -15,6 +17,21 @@ from toolcall_spec.loading import DocumentError, read_json_file
 from toolcall_spec.validation import MAX_DEPTH, structure_problems
 
 Schema = dict[str, Any] | bool
+
+KEYWORD_FAMILIES: tuple[Family, ...] = (
+    scalars.dialect,
+    scalars.compare,
+    containers.objects,
+    containers.arrays,
+    combinators.conjuncts,
+    combinators.alternatives,
+    combinators.conditional,
+    combinators.negation,
+    scalars.others,
+    containers.definitions,
+)
+"""The keyword families the walk asks at every pair of schema bodies, in this order. Assembled
+here, above both the walk and the families, so neither imports the other."""
 
 
 def compare(old: Schema, new: Schema) -> list[Change]:
@@ -40,7 +57,9 @@ def compare_documents(old: Mapping[str, Schema], new: Mapping[str, Schema]) -> l
     for name in sorted(new.keys() - old.keys()):
         found.append(Change(ROOT, "schema-added", "minor", "schema file added", ROOT, name))
     try:
-        found += walk_documents(Side(old), Side(new), sorted(old.keys() & new.keys()))
+        found += walk_documents(
+            Side(old), Side(new), sorted(old.keys() & new.keys()), KEYWORD_FAMILIES
+        )
     except RecursionError:  # within the depth limit this is not expected; never a verdict then
         raise DocumentError(
             "the schemas are nested too deeply to compare; no verdict was reached"

@@ -6,53 +6,15 @@ this walk cannot show to be safe is ``major``, with a message that says why."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import cache
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from toolcall_spec.compat.changes import Change, Level
+from toolcall_spec.compat.keywords import ANNOTATIONS, Collapsed, Family
 from toolcall_spec.compat.locations import MISSING, At, Loc, Side
 from toolcall_spec.compat.values import mentions, render
 from toolcall_spec.json_paths import ROOT
 from toolcall_spec.json_values import canonical, json_equal
-
-ANNOTATIONS = frozenset(
-    {
-        "title",
-        "description",
-        "default",
-        "examples",
-        "$comment",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "contentEncoding",
-        "contentMediaType",
-        "contentSchema",
-    }
-)
-"""Keywords that never change what validates (draft 2020-12); ``default`` changes a meaning."""
-
-Family = Callable[["Walk", dict[str, Any], dict[str, Any], At], list[Change]]
-
-
-@dataclass(slots=True)
-class Collapsed:
-    """A schema with its leading ``$ref`` (and one-element ``allOf``) wrappers followed."""
-
-    schema: Any
-    loc: Loc
-    annotations: dict[str, tuple[Any, Loc]] = field(default_factory=dict)
-    via_ref: bool = False
-    unresolved: str | None = None
-
-
-def trivially_true(schema: Any) -> bool:
-    """Accepts every value: ``true``, absent, or annotations only."""
-    if schema is True or schema is MISSING:
-        return True
-    return isinstance(schema, dict) and set(schema) <= ANNOTATIONS
 
 
 def _as_dict(schema: Any) -> dict[str, Any] | None:
@@ -67,18 +29,21 @@ def has_ref(value: Any) -> bool:
 
 
 class Walk:
-    """One comparison of two versions. ``probe`` walks answer a question for another keyword
-    (did this ``if`` change?) and follow every reference, even into other files."""
+    """One comparison of two versions, keyword family by keyword family (``families``, in
+    order; each is handed this walk as its `Walker`). ``probe`` walks answer a question for
+    another keyword (did this ``if`` change?) and follow every reference, even into other files."""
 
     def __init__(
         self,
         old: Side,
         new: Side,
+        families: Sequence[Family],
         *,
         probe: bool = False,
         probed: dict[tuple[bool, Loc, Loc], frozenset[Level]] | None = None,
     ) -> None:
         self.old_side, self.new_side, self.probe_only = old, new, probe
+        self.families = tuple(families)
         self._probed = {} if probed is None else probed
         """Levels found by probe walks, by direction and pair of locations, shared by every
         walk of one comparison: nested ``allOf``/``anyOf``/``not`` probe the same pairs again
@@ -107,6 +72,7 @@ class Walk:
         if found is None:
             walk = Walk(
                 *((self.new_side, self.old_side) if swap else (self.old_side, self.new_side)),
+                self.families,
                 probe=True,
                 probed=self._probed,
             )
@@ -191,7 +157,7 @@ class Walk:
             return []
         self._busy.add(text)
         try:
-            found = [c for family in _families() for c in family(self, old, new, at)]
+            found = [c for family in self.families for c in family(self, old, new, at)]
         finally:
             self._busy.discard(text)
         self._memo[key] = found
@@ -252,9 +218,11 @@ class Walk:
         return self.change(at, "default-changed", "major", message, where)
 
 
-def walk_documents(old: Side, new: Side, names: Iterable[str]) -> list[Change]:
+def walk_documents(
+    old: Side, new: Side, names: Iterable[str], families: Sequence[Family]
+) -> list[Change]:
     """Compare the files present in both versions, each from its root; each change once."""
-    walk = Walk(old, new)
+    walk = Walk(old, new, families)
     found: list[Change] = []
     for name in names:
         walk.root_file = name
@@ -272,21 +240,3 @@ def unique(changes: Iterable[Change]) -> list[Change]:
             seen.add(id(change))
             out.append(change)
     return out
-
-
-@cache
-def _families() -> tuple[Family, ...]:
-    from toolcall_spec.compat import combinators, containers, scalars  # noqa: PLC0415 (cycle)
-
-    return (
-        scalars.dialect,
-        scalars.compare,
-        containers.objects,
-        containers.arrays,
-        combinators.conjuncts,
-        combinators.alternatives,
-        combinators.conditional,
-        combinators.negation,
-        scalars.others,
-        containers.definitions,
-    )
