@@ -595,6 +595,10 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
     digits = _NON_DIGITS.sub("", text).encode("ascii")
     if len(digits) < _CARD_MIN:
         return
+    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
+        # The whole chain is one card: every other window lies inside it and would merge into it.
+        yield chain.span()
+        return
     sums = (_prefix_sums(digits, 0), _prefix_sums(digits, 1))
     starts: list[int] = []  # per group: digit offset where it starts, and where it is in the text
     places: list[int] = []
@@ -615,6 +619,12 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
             if (total[b] - total[a] - 48 * (b - a)) % 10 == 0:
                 yield (chain.start() + places[first], chain.start() + places[last] - 1)
                 break
+
+
+def _luhn_valid(digits: bytes) -> bool:
+    """The Luhn check over ASCII digits: every second digit from the right end doubled."""
+    total = sum(digits[-1::-2]) + sum(digits[-2::-2].translate(_DOUBLED)) - 48 * len(digits)
+    return total % 10 == 0
 
 
 def _prefix_sums(digits: bytes, parity: int) -> list[int]:
