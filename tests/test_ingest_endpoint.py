@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from store_support import tool_call
+from store_support import fresh_database_url, tool_call
 
 from toolcall_spec.analytics.ingest import MAX_BODY_BYTES, ingest_body
 from toolcall_spec.analytics.store import EventStore, StoreError, open_store
@@ -37,6 +37,17 @@ def store(tmp_path: Path) -> Iterator[EventStore]:
 def server(store: EventStore) -> Iterator[BackgroundServer]:
     with BackgroundServer(create_ingest_app(IngestSettings(store, KEYS))) as running:
         yield running
+
+
+@pytest.fixture(params=["duckdb", "clickhouse"])
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
+    """A DuckDB file, or a database of its own on a real ClickHouse server."""
+    if request.param == "duckdb":
+        url = str(tmp_path / "events.duckdb")
+    else:
+        url = fresh_database_url(request.getfixturevalue("clickhouse_base_url"))
+    with open_store(url) as opened:
+        yield opened
 
 
 def post(
@@ -74,6 +85,46 @@ def test_the_answer_is_the_cli_answer(
     assert response.status_code == expected["status"]
     assert without_request_id(response.json()) == expected
     assert store.count("project-a") == expected["accepted"]
+
+
+def stored_events(store: EventStore, project: str) -> dict[str, tuple[Any, dict[str, Any]]]:
+    """event_id -> (the error_message column, the event kept whole), as the store holds them."""
+    rows = store.query(
+        "SELECT event_id, error_message, event_json FROM {events} WHERE project_id = %(project)s",
+        {"project": project},
+    )
+    return {row[0]: (row[1], orjson.loads(row[2])) for row in rows}
+
+
+def test_events_are_stored_as_accepted_not_as_sent(any_store: EventStore) -> None:
+    """Ingest repairs what an older SDK gets wrong (with a warning); the store keeps the repaired
+    event, in its columns and in the event kept whole, on both engines."""
+    address = "jane.doe@example.com"
+    long_message = f"{address} could not be reached: " + "retrying the upstream call. " * 40
+    overlong = tool_call(5, error_message=long_message, sdk_name="yavio", intent_label="book")
+    unknown_member = tool_call(1, foo={"bar": 1})
+    valid = tool_call(2)
+    body = batch([overlong, unknown_member, valid])
+    with BackgroundServer(create_ingest_app(IngestSettings(any_store, KEYS))) as running:
+        response = post(running, body)
+    assert response.status_code == 200
+    warned = {warning["index"] for warning in response.json()["warnings"]}
+    assert warned == {0, 1}
+    stored = stored_events(any_store, "project-a")
+    assert set(stored) == {overlong["event_id"], unknown_member["event_id"], valid["event_id"]}
+    message_column, kept = stored[overlong["event_id"]]
+    assert len(long_message) > 500
+    assert message_column == kept["error_message"]
+    assert len(message_column) <= 500
+    assert address not in message_column
+    assert message_column.startswith("[EMAIL_REDACTED] could not be reached")
+    assert "sdk_name" not in kept
+    assert "intent_label" not in kept
+    assert "foo" not in stored[unknown_member["event_id"]][1]
+    assert stored[unknown_member["event_id"]][1] == {
+        k: v for k, v in unknown_member.items() if k != "foo"
+    }
+    assert stored[valid["event_id"]][1] == valid
 
 
 def test_a_body_that_is_not_json_is_the_cli_400(server: BackgroundServer) -> None:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from analytics_strategies import defective_events, repairable_events, small_events
+from cli_support import run_cli
 from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
 from toolcall_spec.analytics.ingest import ingest_jsonl, iter_jsonl_rejections
+from toolcall_spec.loading import BLOCK_BYTES
 from toolcall_spec.typed import EventWarning
 from toolcall_spec.validation import validate
 
@@ -75,15 +78,16 @@ def test_progress_is_reported_with_the_running_counts() -> None:
     assert seen[-1] == (3, 2, 1)
 
 
-def test_progress_is_reported_after_each_block_of_valid_lines() -> None:
-    """Progress comes once per block read (about 1 MiB), with the running counts."""
-    lines = [good(n) for n in range(1, 15001)]  # about 2.4 MB: well over one block
+def test_progress_is_reported_on_a_run_of_valid_lines() -> None:
+    """Once per block read: a run of valid lines over two blocks and a bit is reported three
+    times, with growing counts, the last one the whole run."""
+    count = 2 * BLOCK_BYTES // (len(good(1)) + 1) + 10
     seen: list[tuple[int, int, int]] = []
-    ingest_jsonl(stream(*lines), on_progress=lambda *c: seen.append(c))
-    assert len(seen) >= 2
-    assert seen[-1] == (15000, 15000, 0)
-    assert all(read == accepted and rejected == 0 for read, accepted, rejected in seen)
+    ingest_jsonl(stream(*(good(n) for n in range(count))), on_progress=lambda *c: seen.append(c))
+    assert len(seen) == 3
     assert [read for read, _, _ in seen] == sorted({read for read, _, _ in seen})
+    assert all(read == accepted for read, accepted, _ in seen)
+    assert seen[-1] == (count, count, 0)
 
 
 @PER_EVENT
@@ -112,3 +116,24 @@ def test_every_line_is_accounted_for_at_its_own_number(items: list[Any]) -> None
     assert {rejection.get("line") for rejection in rejections} == bad_lines
     assert {warning.get("line") for warning in warnings} == fixed_lines
     assert all("line" in r and r["index"] == r["line"] - 1 for r in rejections)  # no blanks
+
+
+def test_the_cli_spools_warnings_and_writes_them_all_whatever_the_workers(
+    tmp_path: Path,
+) -> None:
+    """The JSONL CLI keeps no warning in memory: each is spooled, and every one is in the answer
+    (with its line), the same with one worker or two."""
+    lines = [good(1), orjson.dumps(orjson.loads(good(2)) | {"sdk_name": "yavio"}), b"{broken"]
+    lines += [orjson.dumps(orjson.loads(good(number)) | {"foo": 1}) for number in range(3, 300)]
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    one = run_cli("ingest", path)
+    two = run_cli("ingest", path, "--workers", "2")
+    assert one.returncode == 1
+    assert one.stdout == two.stdout
+    answer = orjson.loads(one.stdout)
+    assert validate(answer, "ingest-answer") == []
+    assert [rejection["line"] for rejection in answer["errors"]] == [3]
+    assert [warning["line"] for warning in answer["warnings"]] == [2, *range(4, 301)]
+    assert answer["warnings"][0]["message"] == "sdk_name: not a tool_call member; dropped"
+    assert (answer["accepted"], answer["rejected"]) == (299, 1)

@@ -11,6 +11,8 @@ import pytest
 from cli_support import run_cli
 from store_support import fresh_database_url, tool_call
 
+from toolcall_spec.analytics.store import open_store
+
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
 
 
@@ -37,11 +39,40 @@ def test_load_validates_dedupes_and_reports_each_rejected_line(
     archive = write_jsonl(tmp_path / "archive.jsonl", lines)
     first = run_cli("load", archive, "--store", store_url, "--project", "shop")
     assert first.returncode == 1
-    assert json.loads(first.stdout) == {"accepted": 44, "rejected": 3, "stored": 40}
+    assert json.loads(first.stdout) == {"accepted": 44, "rejected": 3, "warnings": 0, "stored": 40}
     assert f"{archive}:4: (root): invalid JSON" in first.stderr
     assert f"{archive}:11: " in first.stderr
     again = run_cli("load", archive, "--store", store_url, "--project", "shop")
     assert json.loads(again.stdout)["stored"] == 40  # a reload adds nothing
+
+
+def test_load_stores_what_ingest_repairs_as_repaired_and_reports_each_change(
+    store_url: str, tmp_path: Path
+) -> None:
+    long_message = "the upstream call failed; " * 40
+    overlong = tool_call(5, error_message=long_message, sdk_name="yavio")
+    uncategorised = tool_call(10)
+    del uncategorised["error_category"]
+    valid = tool_call(1)
+    lines = [orjson.dumps(event) for event in (valid, overlong, uncategorised)]
+    archive = write_jsonl(tmp_path / "archive.jsonl", lines)
+    run = run_cli("load", archive, "--store", store_url, "--project", "shop")
+    assert run.returncode == 0
+    assert json.loads(run.stdout) == {"accepted": 3, "rejected": 0, "warnings": 3, "stored": 3}
+    assert f"{archive}:2: warning: sdk_name: not a tool_call member; dropped" in run.stderr
+    assert f"{archive}:2: warning: error_message: 1,040 characters" in run.stderr
+    assert f"{archive}:3: warning: error_category: missing on an error event" in run.stderr
+    with open_store(store_url) as store:
+        rows = store.query(
+            "SELECT event_id, error_category, error_message, event_json FROM {events}", {}
+        )
+    stored = {row[0]: row[1:] for row in rows}
+    _, message, kept = stored[overlong["event_id"]]
+    assert len(message) <= 500 < len(long_message)
+    assert orjson.loads(kept)["error_message"] == message
+    assert "sdk_name" not in orjson.loads(kept)
+    assert stored[uncategorised["event_id"]][0] == "unknown"
+    assert orjson.loads(stored[valid["event_id"]][2]) == valid
 
 
 def test_metrics_in_the_store_equal_metrics_of_the_file(store_url: str, tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import accumulate
 
 EMAIL_TOKEN = "[EMAIL_REDACTED]"
@@ -595,6 +595,10 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
     digits = _NON_DIGITS.sub("", text).encode("ascii")
     if len(digits) < _CARD_MIN:
         return
+    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
+        # The whole chain is one card: every other window lies inside it and would merge into it.
+        yield chain.span()
+        return
     sums = (_prefix_sums(digits, 0), _prefix_sums(digits, 1))
     starts: list[int] = []  # per group: digit offset where it starts, and where it is in the text
     places: list[int] = []
@@ -615,6 +619,12 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
             if (total[b] - total[a] - 48 * (b - a)) % 10 == 0:
                 yield (chain.start() + places[first], chain.start() + places[last] - 1)
                 break
+
+
+def _luhn_valid(digits: bytes) -> bool:
+    """The Luhn check over ASCII digits: every second digit from the right end doubled."""
+    total = sum(digits[-1::-2]) + sum(digits[-2::-2].translate(_DOUBLED)) - 48 * len(digits)
+    return total % 10 == 0
 
 
 def _prefix_sums(digits: bytes, parity: int) -> list[int]:
@@ -652,7 +662,14 @@ def _plain_ssn(match: re.Match[str]) -> str:
     return SSN_TOKEN if is_plausible_ssn(chunk.replace(" ", "")) else chunk
 
 
+# What both forms share (3, 2 and 4 digits, a separator or none between): one search that tells
+# most windows (dates, times, versions) hold no SSN before the two passes run.
+_SSN_SHAPE = re.compile(r"[0-9]{3}[-. ]?[0-9]{2}[-. ]?[0-9]{4}", re.ASCII)
+
+
 def _redact_ssns(text: str) -> str:
+    if _SSN_SHAPE.search(text) is None:
+        return text
     return _SSN_PLAIN.sub(_plain_ssn, _SSN_DASHED.sub(SSN_TOKEN, text))
 
 
@@ -686,22 +703,26 @@ def _digit_passes(text: str) -> str:
     return "".join(out)
 
 
-def _windows(text: str) -> Iterator[tuple[int, int, int]]:
-    """``(start, end, most digits in a chain)`` of the windows around the chains that can hold
+def _windows(text: str) -> list[list[int]]:
+    """``[start, end, most digits in a chain]`` of the windows around the chains that can hold
     a form; windows that touch are merged."""
-    current: tuple[int, int, int] | None = None
+    windows: list[list[int]] = []
     for chain in _GATE_CHAIN.finditer(text):
-        length = len(_NON_DIGITS.sub("", chain.group()))
-        start = max(0, chain.start() - _WINDOW_BEFORE)
-        end = min(len(text), chain.end() + _WINDOW_AFTER)
-        if current is not None and start <= current[1]:
-            current = (current[0], end, max(current[2], length))
-            continue
-        if current is not None:
-            yield current
-        current = (start, end, length)
-    if current is not None:
-        yield current
+        start, end = chain.span()
+        # A chain shorter than the shortest form the count gates (an SSN) is gated by its length:
+        # an upper bound on its digits that lets through only passes that cheaply find nothing.
+        digits = end - start
+        if digits >= _SHORTEST_NUMERIC_PII:
+            digits = sum(map(str.isdigit, chain.group()))  # only ASCII digits are in a chain
+        start = max(0, start - _WINDOW_BEFORE)
+        end = min(len(text), end + _WINDOW_AFTER)
+        if windows and start <= windows[-1][1]:
+            last = windows[-1]
+            last[1] = end
+            last[2] = max(last[2], digits)
+        else:
+            windows.append([start, end, digits])
+    return windows
 
 
 _PASSES: tuple[Callable[[str], str], ...] = (

@@ -3,10 +3,11 @@
 FILE is a batch (``{"events": [...]}``, JSON) or a JSONL file of events (``.jsonl``/``.ndjson``,
 or ``--jsonl``); ``-`` reads stdin. The answer has ``status`` (the HTTP code: 200, 207, 400,
 413) first, then ``accepted``, ``rejected`` and ``errors`` (``index``, for JSONL also ``line``,
-and ``issues``). A JSONL file is read line by line in constant memory, its rejections spooled to
-a temporary file; the answer is written once the whole input is read, so an interrupted run
-leaves no half-written JSON. On a terminal, progress is shown on stderr. ``--workers N`` checks a
-JSONL file with N processes (stdin is read by one); the answer is the same as with one.
+and ``issues``; ``warnings`` when ingest repaired events). A JSONL file is read line by line in
+constant memory, its rejections and warnings spooled to temporary files; the answer is written
+once the whole input is read, so an interrupted run leaves no half-written JSON. On a terminal,
+progress is shown on stderr. ``--workers N`` checks a JSONL file with N processes (stdin is read
+by one); the answer is the same as with one.
 
 Exit 0 when every event was accepted, 1 when anything was rejected (or the batch refused), 2 when
 the file cannot be read.
@@ -18,7 +19,8 @@ import argparse
 import shutil
 import sys
 import tempfile
-from typing import Any, BinaryIO
+from collections.abc import Iterable
+from typing import IO, Any, BinaryIO
 
 import orjson
 
@@ -75,32 +77,67 @@ def run(args: argparse.Namespace) -> int:
     return 0 if answer["status"] == 200 else 1
 
 
+class WarningSpool(list[EventWarning]):
+    """Where the checkers put warnings (they extend a list with ``+=``): each one is written to
+    ``spool`` as a JSON array item and counted, none is kept, so memory stays flat however many
+    events are repaired."""
+
+    def __init__(self, spool: IO[str]) -> None:
+        super().__init__()
+        self.spool = spool
+        self.written = 0
+
+    def __iadd__(self, warnings: Iterable[EventWarning]) -> WarningSpool:  # type: ignore[override,misc]
+        for warning in warnings:
+            self.spool.write(_ITEM_SEPARATOR if self.written else _FIRST_ITEM)
+            self.spool.write(orjson.dumps(warning).decode())
+            self.written += 1
+        return self
+
+
+_FIRST_ITEM = "\n    "
+_ITEM_SEPARATOR = ",\n    "
+
+
 def _stream_jsonl(handle: BinaryIO, workers: int = 1) -> IngestAnswer:
-    """Check every line, spooling the rejections to a temporary file (memory stays flat however
-    many are rejected), then write the answer, ``status`` first, in one pass at the end."""
+    """Check every line, spooling the rejections and the warnings to temporary files (memory
+    stays flat however many there are), then write the answer, ``status`` first, in one pass at
+    the end."""
     # imported here: the worker machinery is only needed once a JSONL file is being read
     from toolcall_spec.analytics.ingest_parallel import (  # noqa: PLC0415
         iter_jsonl_rejections_parallel,
     )
 
     counts = [0, 0]
-    warnings: list[EventWarning] = []
     progress = TerminalProgress.for_stderr(handle)
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-        separator = "\n    "
+    with (
+        tempfile.TemporaryFile("w+", encoding="utf-8") as spool,
+        tempfile.TemporaryFile("w+", encoding="utf-8") as warning_spool,
+    ):
+        warnings = WarningSpool(warning_spool)
+        separator = _FIRST_ITEM
         for rejection in iter_jsonl_rejections_parallel(
             handle, workers, counts, progress, warnings
         ):
             spool.write(separator + orjson.dumps(rejection).decode())
-            separator = ",\n    "
+            separator = _ITEM_SEPARATOR
         if progress is not None:
             progress.done()
-        answer = jsonl_answer(counts[0], counts[1], None, warnings)
+        answer = jsonl_answer(counts[0], counts[1])  # the warnings were spooled: written below
         head = {key: value for key, value in answer.items() if key != "errors"}
         out = sys.stdout
         out.write(orjson.dumps(head, option=orjson.OPT_INDENT_2).decode()[:-2])
-        out.write(',\n  "errors": [')
-        spool.seek(0)
-        shutil.copyfileobj(spool, out)
-        out.write("\n  ]\n}\n" if counts[1] else "]\n}\n")
+        _write_array(out, "errors", spool, counts[1])
+        if warnings.written:
+            _write_array(out, "warnings", warning_spool, warnings.written)
+        out.write("\n}\n")
     return answer
+
+
+def _write_array(out: IO[str], name: str, spool: IO[str], count: int) -> None:
+    """``, "name": [...]`` with the items spooled (each written as ``_FIRST_ITEM`` or
+    ``_ITEM_SEPARATOR`` then the item), indented as ``OPT_INDENT_2`` would."""
+    out.write(f',\n  "{name}": [')
+    spool.seek(0)
+    shutil.copyfileobj(spool, out)
+    out.write("\n  ]" if count else "]")

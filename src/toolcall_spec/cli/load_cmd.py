@@ -1,10 +1,12 @@
 """``toolcall-spec load FILE.jsonl --store URL [--project ID]``: load an archive of ``tool_call``
 events into a store (a DuckDB file, or ``clickhouse://host:port/db``).
 
-Each line is validated as ingest would; rejected lines are reported on stderr as
-``FILE:LINE: issue`` while the load goes on; a repeated ``event_id`` is stored once. Memory stays
-flat whatever the file's size. Prints the counts as JSON (``accepted``, ``rejected``, ``stored``:
-the events the store holds for the project afterwards). Exit 0 all loaded, 1 some lines rejected,
+Each line is validated as ingest would: rejected lines are reported on stderr as
+``FILE:LINE: issue`` while the load goes on; an event ingest repairs (over-long text, unknown
+members, ...) is stored as repaired and each change reported as ``FILE:LINE: warning: change``; a
+repeated ``event_id`` is stored once. Memory stays flat whatever the file's size. Prints the
+counts as JSON (``accepted``, ``rejected``, ``warnings``, ``stored``: the events the store holds
+for the project afterwards). Exit 0 all loaded, 1 some lines rejected,
 2 unreadable file or unusable store.
 """
 
@@ -15,7 +17,7 @@ import sys
 from typing import Any
 
 from toolcall_spec.cli.console import fail, open_input, print_json
-from toolcall_spec.typed import EventRejection
+from toolcall_spec.typed import EventRejection, EventWarning
 
 DEFAULT_PROJECT = "default"
 
@@ -47,9 +49,12 @@ def run(args: argparse.Namespace) -> int:
         for issue in rejection["issues"]:
             print(f"{args.file}:{rejection.get('line')}: {issue}", file=sys.stderr)
 
+    def warn(warning: EventWarning) -> None:
+        print(f"{args.file}:{warning.get('line')}: warning: {warning['message']}", file=sys.stderr)
+
     try:
         with open_store(args.store) as store, open_input(args.file) as handle:
-            counts = load_jsonl(handle, store, args.project, report)
+            counts = load_jsonl(handle, store, args.project, report, warn)
             stored = store.count(args.project)
     except StoreError as exc:
         fail(str(exc))
@@ -57,5 +62,12 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         fail(f"{args.file}: cannot read: {exc.strerror or exc}")
         return 2
-    print_json({"accepted": counts.accepted, "rejected": counts.rejected, "stored": stored})
+    print_json(
+        {
+            "accepted": counts.accepted,
+            "rejected": counts.rejected,
+            "warnings": counts.warnings,
+            "stored": stored,
+        }
+    )
     return 1 if counts.rejected else 0

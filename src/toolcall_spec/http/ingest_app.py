@@ -10,9 +10,10 @@ A request goes through, in this order:
    decompressed bytes, so a small compressed bomb is refused after reading just past the limit;
 3. **the batch answer** of ``toolcall_spec.analytics.ingest.ingest_body``, the function
    ``toolcall-spec ingest`` answers with (200, 207 or 400, per event);
-4. **the store**: the accepted events are written, and the answer is sent only once the store has
-   durably written them. When the store fails, the answer is 503 and nothing is acknowledged: the
-   client retries, and the dedupe key (``event_id``) makes the retry count once.
+4. **the store**: the accepted events are written as accepted (repaired where the answer's
+   ``warnings`` say so: ``ingest_body`` hands each one over), and the answer is sent only once
+   the store has durably written them. When the store fails, the answer is 503 and nothing is
+   acknowledged: the client retries, and the dedupe key (``event_id``) makes the retry count once.
 
 Writes are grouped (``GroupWriter``): the batches of concurrent requests that wait while a
 write is under way go to the store together in the next write, one commit for all of them, so the
@@ -41,7 +42,6 @@ from toolcall_spec.analytics.ingest import MAX_BODY_BYTES, ingest_body, refused
 from toolcall_spec.analytics.store import EventStore, StoreError, event_row
 from toolcall_spec.analytics.store.layout import Row
 from toolcall_spec.http.auth import bearer_token
-from toolcall_spec.loading import parse_json
 from toolcall_spec.typed import IngestAnswer
 
 EVENTS_PATH = "/v1/events"
@@ -115,7 +115,7 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
             return _answer(_too_large(MAX_BODY_BYTES))
         except BadEncodingError as exc:
             return _error(400, "invalid_encoding", str(exc))
-        answer, events = answer_batch(raw)
+        answer, events = accepted_events(raw)
         if events:
             try:
                 await writer.write(rows_of(events, project))
@@ -173,15 +173,11 @@ def _inflate(inflater: Any, chunk: bytes, room: int) -> bytes:
     return out
 
 
-def answer_batch(raw: bytes) -> tuple[IngestAnswer, list[Any]]:
+def accepted_events(raw: bytes) -> tuple[IngestAnswer, list[dict[str, Any]]]:
     """The answer ``toolcall-spec ingest`` gives for this body (the same function), and the events
-    it accepted, in batch order."""
-    answer = ingest_body(raw)
-    if answer["accepted"] == 0:
-        return answer, []
-    batch = parse_json(raw, max_bytes=len(raw))  # parsed once already: it cannot fail here
-    rejected = {rejection["index"] for rejection in answer["errors"]}
-    events = [event for index, event in enumerate(batch["events"]) if index not in rejected]
+    it accepted, as accepted (repaired where a warning says so), in batch order."""
+    events: list[dict[str, Any]] = []
+    answer = ingest_body(raw, on_accepted=events.append)
     return answer, events
 
 

@@ -1,6 +1,8 @@
 """The embedded engine: one DuckDB database file, zero setup.
 
-A write is one transaction; DuckDB writes the transaction to its write-ahead log at commit, so a
+A write is one ``INSERT OR IGNORE ... SELECT`` from an Arrow table of the rows (the columns
+handed to DuckDB in one piece: binding Python values per row or per column costs far more), in
+one transaction; DuckDB writes the transaction to its write-ahead log at commit, so a
 batch is acknowledged only after it would survive the process being killed (the next open replays
 the log). One process opens a file for writing at a time; this store serialises its threads on a
 lock, as a DuckDB connection is not meant to be shared by concurrent threads.
@@ -15,10 +17,11 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
 import duckdb
+import pyarrow
 
 from toolcall_spec.analytics.store.base import EventStore, StoreError
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Row
@@ -50,15 +53,22 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 )
 """
 
-ROWS_PER_STATEMENT = 10_000
-"""Rows bound into one ``INSERT``: each column travels as one list parameter, unnested into rows
-(an order of magnitude faster than binding row by row or a multi-row ``VALUES``)."""
-
-_INSERT = (
-    f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) SELECT * FROM (SELECT "
-    + ", ".join(f"unnest(${number})" for number in range(1, len(COLUMNS) + 1))
-    + ")"
+ARROW_TYPES: dict[str, Any] = {
+    "timestamp": pyarrow.timestamp("us"),
+    "latency_ms": pyarrow.float64(),
+    "output_is_error": pyarrow.uint8(),
+    "tokens_in": pyarrow.int64(),
+    "tokens_out": pyarrow.int64(),
+    "is_retry": pyarrow.uint8(),
+    "ingested_at": pyarrow.timestamp("us"),
+    "keep_rank": pyarrow.uint64(),
+}
+"""The Arrow type of each column that is not text (``VARCHAR``), as in ``DDL``."""
+_ARROW_SCHEMA = pyarrow.schema(
+    [(name, ARROW_TYPES.get(name, pyarrow.string())) for name in COLUMNS]
 )
+_BATCH_VIEW = "incoming_rows"
+_INSERT = f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) SELECT * FROM {_BATCH_VIEW}"
 
 DEFAULT_MEMORY_LIMIT = "128MB"
 
@@ -87,19 +97,15 @@ class DuckDBStore(EventStore):
     def write(self, rows: Sequence[Row]) -> None:
         if not rows:
             return
+        table = _arrow_table(rows)
         with self._lock:
             try:
-                self._connection.execute("BEGIN TRANSACTION")
-                for start in range(0, len(rows), ROWS_PER_STATEMENT):
-                    self._insert(rows[start : start + ROWS_PER_STATEMENT])
-                self._connection.execute("COMMIT")
+                self._connection.register(_BATCH_VIEW, table)
+                self._connection.execute(_INSERT)  # one statement: its own transaction
             except duckdb.Error as exc:
-                self._connection.execute("ROLLBACK")
                 raise StoreError(f"{self.path}: write failed: {exc}") from None
-
-    def _insert(self, rows: Sequence[Row]) -> None:
-        columns = zip(*(_naive_utc(row) for row in rows), strict=True)
-        self._connection.execute(_INSERT, [list(column) for column in columns])
+            finally:
+                self._connection.unregister(_BATCH_VIEW)
 
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
         text = _PLACEHOLDER.sub(r"$\1", sql.replace("{events}", TABLE))
@@ -114,10 +120,18 @@ class DuckDBStore(EventStore):
             self._connection.close()
 
 
-def _naive_utc(row: Row) -> Row:
-    """DuckDB's ``TIMESTAMP`` has no zone: bind the UTC wall time."""
-    values = list(row)
+def _arrow_table(rows: Sequence[Row]) -> Any:
+    """The rows as one Arrow table, column by column. DuckDB's ``TIMESTAMP`` has no zone: the
+    UTC wall time goes in."""
+    columns = [list(column) for column in zip(*rows, strict=True)]
     for index in _TIME_COLUMNS:
-        moment: datetime = values[index]
-        values[index] = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return tuple(values)
+        columns[index] = [
+            moment.astimezone(timezone.utc).replace(tzinfo=None) for moment in columns[index]
+        ]
+    return pyarrow.Table.from_arrays(
+        [
+            pyarrow.array(column, type=field.type)
+            for column, field in zip(columns, _ARROW_SCHEMA, strict=True)
+        ],
+        schema=_ARROW_SCHEMA,
+    )

@@ -1,9 +1,11 @@
 """Loading a JSONL archive of events into a store: validated, deduplicated, streamed.
 
-Lines are read one at a time (``toolcall_spec.loading.iter_jsonl``), each event checked
-against the schema on its own, and accepted events written in chunks of ``CHUNK_EVENTS``, so
-memory holds one chunk whatever the file's size. Deduplication is the store's: a repeated
-``event_id`` (in the file, or already stored) is stored once.
+Lines are read one at a time (``toolcall_spec.loading.iter_jsonl``), each event checked on its
+own as ingest checks it (``toolcall_spec.analytics.ingest.checked_event``: an event an older SDK
+gets wrong is repaired, stored as repaired, and reported as a warning), and accepted events
+written in chunks of ``CHUNK_EVENTS``, so memory holds one chunk whatever the file's size.
+Deduplication is the store's: a repeated ``event_id`` (in the file, or already stored) is stored
+once.
 """
 
 from __future__ import annotations
@@ -11,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from toolcall_spec.analytics.ingest import EVENT_KIND, event_issues, rejection
+from toolcall_spec.analytics.ingest import EVENT_KIND, checked_event, rejection, warning
 from toolcall_spec.analytics.store.base import EventStore
 from toolcall_spec.analytics.store.layout import Row, event_row
 from toolcall_spec.catalog import validator
 from toolcall_spec.loading import iter_jsonl
-from toolcall_spec.typed import EventRejection
+from toolcall_spec.typed import EventRejection, EventWarning
 
 CHUNK_EVENTS = 10_000
 
@@ -27,6 +29,7 @@ CHUNK_EVENTS = 10_000
 class LoadCounts:
     accepted: int = 0
     rejected: int = 0
+    warnings: int = 0
 
 
 def load_jsonl(
@@ -34,26 +37,62 @@ def load_jsonl(
     store: EventStore,
     project_id: str,
     on_rejection: Callable[[EventRejection], None],
+    on_warning: Callable[[EventWarning], None] | None = None,
 ) -> LoadCounts:
-    """Store every schema-valid event of the stream under ``project_id``; each rejection goes to
-    ``on_rejection`` as it is found (index among the events, and line number)."""
-    is_valid = validator(EVENT_KIND).is_valid
+    """Store every accepted event of the stream under ``project_id``, as accepted. Each rejection
+    goes to ``on_rejection`` and each repair to ``on_warning`` as it is found (index among the
+    events, and line number)."""
+    is_valid = validator(EVENT_KIND).is_valid  # the hot loop: a valid line needs nothing else
     counts = LoadCounts()
     chunk: list[Row] = []
     now = datetime.now(timezone.utc)
     for index, (number, value, error) in enumerate(iter_jsonl(handle)):
         if error is None and is_valid(value):
-            counts.accepted += 1
-            chunk.append(event_row(value, project_id, now))
-            if len(chunk) >= CHUNK_EVENTS:
-                store.write(chunk)
-                chunk = []
+            event = value
         else:
-            counts.rejected += 1
-            on_rejection(rejection(index, _issues(value, error), number))
+            event = _repaired(
+                index,
+                number,
+                value,
+                error,
+                counts=counts,
+                on_rejection=on_rejection,
+                on_warning=on_warning,
+            )
+            if event is None:
+                continue
+        counts.accepted += 1
+        chunk.append(event_row(event, project_id, now))
+        if len(chunk) >= CHUNK_EVENTS:
+            store.write(chunk)
+            chunk = []
     store.write(chunk)
     return counts
 
 
-def _issues(value: Any, error: str | None) -> list[str]:
-    return [f"(root): {error}"] if error is not None else event_issues(value)
+def _repaired(
+    index: int,
+    number: int,
+    value: object,
+    error: str | None,
+    *,
+    counts: LoadCounts,
+    on_rejection: Callable[[EventRejection], None],
+    on_warning: Callable[[EventWarning], None] | None,
+) -> dict[str, object] | None:
+    """The event a line that is not valid as it stands is accepted as, or ``None`` once its
+    rejection is reported."""
+    if error is not None:
+        counts.rejected += 1
+        on_rejection(rejection(index, [f"(root): {error}"], number))
+        return None
+    event, issues, changes = checked_event(value)
+    if issues:
+        counts.rejected += 1
+        on_rejection(rejection(index, issues, number))
+        return None
+    counts.warnings += len(changes)
+    if on_warning is not None:
+        for change in changes:
+            on_warning(warning(index, change, number))
+    return dict(event)
