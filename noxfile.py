@@ -126,7 +126,7 @@ def docs_check(session: nox.Session) -> None:
     installs), and searches the site. Screenshots go to $TMPDIR/toolcall-spec-docs."""
     session.install("-e", ".[all,docs,test]")
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
-    session.run("pytest", "-p", "no:randomly", "tests/test_docs_browser.py", *session.posargs)
+    session.run("pytest", "-p", "no:randomly", "tests/docs/test_docs_browser.py", *session.posargs)
 
 
 @nox.session

@@ -43,7 +43,7 @@ from toolcall_spec.http.ingest_app import EVENTS_PATH
 
 # The helpers the store tests start servers with (a ClickHouse server, the ingest service).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from store_support import Service, start_clickhouse, wait_for_clickhouse
+from support.store import Service, start_clickhouse, wait_for_clickhouse
 
 KEY = "bench-key-0123456789abcdef"
 BATCH_EVENTS = 100

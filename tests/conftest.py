@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from support.repo import EXAMPLES, REPO  # noqa: F401  (re-exported for the fixtures)
 
 from toolcall_spec.requirement_registry import registry
-
-REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = REPO / "examples"
 
 # CI runs every property with more examples; locally the default profile keeps runs quick.
 settings.register_profile("ci", max_examples=300, suppress_health_check=[HealthCheck.too_slow])
@@ -33,7 +30,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def clickhouse_base_url() -> Iterator[str]:
-    """A real ClickHouse server on loopback (tests/store_support.py says how it is found)."""
-    from store_support import clickhouse_server_url
+    """A real ClickHouse server on loopback (tests/support/store.py says how it is found)."""
+    from support.store import clickhouse_server_url
 
     yield from clickhouse_server_url()

@@ -5,8 +5,8 @@ restores JSON Schema's reading of numbers and patterns where pydantic's strict t
 ``Timestamp`` is the type of every ``date-time`` member (``type-overrides``). Each other class
 here is the base of one generated model (``base-class-map``) and inherits ``JsonModel``. Each
 rule runs before field validation on the raw mapping, so it sees exactly the members the document
-carries, as the JSON Schema does. tests/test_models_strict.py proves every rule in both the JSON
-Schema validator and the models.
+carries, as the JSON Schema does. tests/schemas/test_models_strict.py proves every rule in both
+the JSON Schema validator and the models.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ openwop/openwop ``spec/v2/core/runs.md``, ``identity.md`` §5 (the wire form of 
 ``events.md``; openwop/openwop-sdks ``schemas/v2/ids.schema.json``,
 ``run-snapshot.schema.json``, ``run-event-payloads.schema.json``; the official Python client
 ``openwop-client`` 2.7.0 (``wire_id.py``: the projection this module must agree with byte for
-byte, which tests/test_openwop_wire.py checks against the client itself).
+byte, which tests/kernel/test_openwop_wire.py checks against the client itself).
 
 Stdlib only: ``import toolcall_spec`` stays light.
 """

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: strategies, checks, documents, servers, mutant hosts."""

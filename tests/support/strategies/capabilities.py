@@ -1,0 +1,139 @@
+"""Capability discovery documents."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from hypothesis import strategies as st
+
+from support.strategies.values import (
+    DIGITS,
+    EVAL_MODES,
+    LOWER,
+    Draw,
+    _integers,
+    _json_objects,
+    _numbers,
+    _obj,
+    _text,
+    _word,
+    json_values,
+)
+from toolcall_spec.catalog import all_schemas
+
+# --- capabilities -------------------------------------------------------------------------------
+
+_witnesses = st.sampled_from(
+    ["witnessable-unaided", "witnessable-gated", "seam-gated", "claims-check", "negative-existence"]
+)
+_minors = st.builds("{}.{}".format, st.integers(0, 99), st.integers(0, 99))
+_untils = _minors | st.dates().map(date.isoformat).filter(lambda d: len(d) == 10)
+
+
+def _capability_records(
+    facets: Mapping[str, st.SearchStrategy[Any]] | None = None, *, open_facets: bool = False
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Family records: ``until`` exactly when the record is not stable; ``facets`` beside the
+    record members, and foreign facets too when the family is one this package leaves open."""
+    members = _obj(
+        {"since": _minors, "witness": _witnesses},
+        dict(facets or {}),
+        open_values=json_values(1) if open_facets else None,
+    )
+
+    @st.composite
+    def records(draw: Draw) -> dict[str, Any]:
+        record = draw(members)
+        record["status"] = draw(st.sampled_from(["stable", "experimental", "deprecated"]))
+        record.pop("until", None)
+        if record["status"] != "stable":
+            record["until"] = draw(_untils)
+        return record
+
+    return records()
+
+
+_eval_suite_capability = _obj(
+    {},
+    {
+        "modes": st.lists(st.sampled_from(EVAL_MODES), unique=True),
+        "maxTasksPerSuite": _integers(1),
+        "maxCostUsdPerSuite": _numbers(0),
+        "fixtureMatching": st.booleans(),
+        "fixtureErrors": st.booleans(),
+        "baselineSelection": st.booleans(),
+        "recordedFixtures": st.booleans(),
+    },
+)
+
+_DISCOVERY = all_schemas()["capabilities/discovery.schema.json"]
+OTHER_FAMILIES = tuple(
+    name
+    for name, member in _DISCOVERY["properties"].items()
+    if member.get("$ref") == "#/$defs/CapabilityRecord"
+)
+"""The OpenWOP v2 families this package checks as bare records (their facets stay open)."""
+UNCHECKED_METADATA = tuple(
+    name for name, member in _DISCOVERY["properties"].items() if set(member) == {"description"}
+)
+UNCHECKED_AGENT_FACETS = tuple(
+    name
+    for name, member in _DISCOVERY["$defs"]["AgentsFamily"]["properties"].items()
+    if set(member) == {"description"}
+)
+_extension_keys = st.builds(
+    "{}.{}".format, _word(LOWER, LOWER + DIGITS, 5), _word(LOWER, LOWER + DIGITS, 5)
+)
+
+capabilities = st.tuples(
+    _obj(
+        {
+            "protocolVersions": st.lists(_minors, min_size=1, max_size=3, unique=True),
+            "preferredVersion": _minors,
+        },
+        {
+            "protocolVersion": _minors,
+            "extensions": st.dictionaries(_extension_keys, _json_objects, max_size=2),
+            "implementation": _obj(
+                {},
+                {
+                    "name": _text(),
+                    "version": _text(),
+                    "vendor": _text(),
+                    "url": st.just("https://example.com/h"),
+                },
+            ),
+            "engineVersion": _integers(0),
+            "eventLogSchemaVersion": _integers(2),
+            "conformance": _obj(
+                {},
+                {
+                    "mockAgent": st.booleans(),
+                    "certificationBundleUrl": st.just("https://example.com/bundle.json"),
+                    "seamsProfile": st.just("openwop-conformance-seams-v2"),
+                },
+            ),
+            "fixtures": st.lists(_text(1), max_size=3, unique=True),
+            "agents": _capability_records(
+                {
+                    "evalSuite": _eval_suite_capability,
+                    **{facet: json_values(1) for facet in UNCHECKED_AGENT_FACETS},
+                }
+            ),
+            "toolHooks": _capability_records(
+                {
+                    "prePostEvents": st.booleans(),
+                    "perToolAuthorization": st.booleans(),
+                    "perToolRateLimit": st.booleans(),
+                }
+            ),
+            **{member: json_values(1) for member in UNCHECKED_METADATA},
+        },
+    ),
+    # Other families: records whose facets this package leaves open.
+    st.dictionaries(
+        st.sampled_from(OTHER_FAMILIES), _capability_records(open_facets=True), max_size=2
+    ),
+).map(lambda parts: {**parts[1], **parts[0]})
