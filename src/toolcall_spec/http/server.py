@@ -4,6 +4,8 @@ before uvicorn starts, so port 0 works and the real URL is known up front."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import ipaddress
 import socket
 import threading
@@ -79,6 +81,26 @@ def make_server(
     return uvicorn.Server(config)
 
 
+MMAP_THRESHOLD_BYTES = 256 * 1024
+"""Allocations this large get their own mapping, returned to the system when freed."""
+
+
+def keep_large_blocks_apart() -> None:
+    """Fix glibc's ``M_MMAP_THRESHOLD`` (``mallopt``). By default it rises to the size of the
+    largest block freed, up to 32 MiB, so a packed run's log evicted from the store leaves a hole
+    in the heap instead of going back to the system, and the process grows past its memory
+    budget. Elsewhere than glibc, nothing to do."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    except (OSError, AttributeError):
+        pass
+
+
+M_MMAP_THRESHOLD = -3
+"""``mallopt`` parameter number, from glibc's malloc.h."""
+
+
 def serve_forever(
     app: Any,
     sock: socket.socket,
@@ -87,6 +109,7 @@ def serve_forever(
     connections: ConnectionLimits | None = None,
 ) -> None:
     """Run until interrupted (uvicorn handles SIGINT/SIGTERM in the main thread)."""
+    keep_large_blocks_apart()
     make_server(app, log_level=log_level, connections=connections).run(sockets=[sock])
 
 
