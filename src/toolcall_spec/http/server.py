@@ -15,7 +15,12 @@ from typing import Any
 
 import uvicorn
 
-from toolcall_spec.http.connections import ConnectionLimits, guarded_protocol
+from toolcall_spec.http.connections import (
+    ConnectionLimits,
+    HttpImplementation,
+    default_implementation,
+    guarded_protocol,
+)
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 """Open event streams are closed after this long at shutdown, instead of holding it forever."""
@@ -64,15 +69,24 @@ KEEP_ALIVE_SECONDS = 5
 
 
 def make_server(
-    app: Any, *, log_level: str = "warning", connections: ConnectionLimits | None = None
+    app: Any,
+    *,
+    log_level: str = "warning",
+    connections: ConnectionLimits | None = None,
+    implementation: HttpImplementation | None = None,
 ) -> uvicorn.Server:
     """uvicorn with this package's protocol: read deadlines for request heads and bodies and a cap
-    on open connections (see ``toolcall_spec.http.connections``)."""
+    on open connections (see ``toolcall_spec.http.connections``), on httptools when installed.
+    The event loop is uvloop when installed (uvicorn's ``auto``)."""
+    protocol = guarded_protocol(
+        connections or ConnectionLimits(), implementation or default_implementation()
+    )
     config = uvicorn.Config(
         app,
         log_level=log_level,
         lifespan="on",
-        http=guarded_protocol(connections or ConnectionLimits()),
+        http=protocol,
+        access_log=log_level in ("info", "debug", "trace"),  # a line per request costs
         ws="none",  # no WebSocket routes: do not load a WebSocket stack
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
@@ -125,10 +139,11 @@ class BackgroundServer:
         port: int = 0,
         start_timeout: float = 10.0,
         connections: ConnectionLimits | None = None,
+        implementation: HttpImplementation | None = None,
     ) -> None:
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
-        self.server = make_server(app, connections=connections)
+        self.server = make_server(app, connections=connections, implementation=implementation)
         self.start_timeout = start_timeout
         self.thread = threading.Thread(
             target=self.server.run,
