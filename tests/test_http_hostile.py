@@ -33,7 +33,8 @@ from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.http.app import HostSettings, create_app
 from toolcall_spec.http.auth import startup_refusal
 from toolcall_spec.http.connections import ConnectionLimits, HttpImplementation
-from toolcall_spec.http.server import BackgroundServer
+from toolcall_spec.http.connections_httptools import GuardedHttpToolsProtocol
+from toolcall_spec.http.server import BackgroundServer, make_server
 
 AUTH = pytest.mark.requirement("toolcall-spec.requirement.http.no-silent-auth-gap")
 
@@ -372,3 +373,11 @@ def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_in_time(
                 sock.send(b"X-Trickle: 1\r\n")
             time.sleep(0.2)
         sock.close()
+
+
+@SLOW
+def test_the_server_parses_with_httptools_and_keeps_the_guard_by_default() -> None:
+    protocol = make_server(create_app(ReferenceHost(), HostSettings())).config.http
+    assert isinstance(protocol, type)
+    assert issubclass(protocol, GuardedHttpToolsProtocol)
+    assert protocol.limits == ConnectionLimits()

@@ -60,6 +60,9 @@ from toolcall_spec.openwop_wire import (
 )
 from toolcall_spec.replay.refusal import RunRefused, RunRequest
 
+INLINE_PREPARE_BYTES = 16 * 1024
+"""Creates up to this size (body bytes) with a ``data:`` suite are checked in the event loop."""
+
 
 @dataclass(frozen=True)
 class HostSettings:
@@ -158,7 +161,12 @@ class _Handlers:
         raw = await _read_body(request, self.limits.max_body_bytes)
         with self.registry.preparing(len(raw)):  # parsing takes memory too: within the budget
             body = parse_create_run(raw)
-            run_request, suite_bytes, refusal = await anyio.to_thread.run_sync(self._prepare, body)
+            if self._prepare_inline(body, len(raw)):
+                run_request, suite_bytes, refusal = self._prepare(body)
+            else:
+                run_request, suite_bytes, refusal = await anyio.to_thread.run_sync(
+                    self._prepare, body
+                )
         if refusal is not None:
             return json_response(refusal.envelope, refusal.status)
         run = self.registry.create(run_request, suite_bytes)
@@ -172,6 +180,15 @@ class _Handlers:
             },
             201,
             {"Location": links["statusUrl"]},
+        )
+
+    def _prepare_inline(self, body: CreateRun, body_bytes: int) -> bool:
+        """Whether to prepare a create in the event loop: a seeded fixture or a small ``data:``
+        suite is checked in less time than a hop to a thread and back costs; a file, or a larger
+        suite, goes to a thread so the loop keeps answering."""
+        ref = body.eval_suite_ref
+        return ref in self.settings.sources.fixtures or (
+            body_bytes <= INLINE_PREPARE_BYTES and ref[:5].lower() == "data:"
         )
 
     def _prepare(self, body: CreateRun) -> tuple[RunRequest, int, RunRefused | None]:

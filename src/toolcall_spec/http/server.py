@@ -86,6 +86,7 @@ def make_server(
         log_level=log_level,
         lifespan="on",
         http=protocol,
+        proxy_headers=False,  # no proxy is trusted: the client address is the peer's
         access_log=log_level in ("info", "debug", "trace"),  # a line per request costs
         ws="none",  # no WebSocket routes: do not load a WebSocket stack
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
