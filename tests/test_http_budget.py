@@ -126,6 +126,20 @@ def test_a_run_alone_over_the_budget_is_kept_until_the_next_one() -> None:
 
 
 @BUDGET
+def test_a_budget_set_later_packs_and_counts_the_runs_already_kept() -> None:
+    records = [executed(suite_with_calls(20), f"local/r{i}") for i in range(3)]
+    store = RunStore()
+    for record in records:
+        store.put(record)
+    assert store.find("local/r0") is records[0]  # unbounded: kept as is, shared
+    size = record_bytes(records[0])
+    store.configure(StoreBudget(max_bytes=2 * size + size // 2))
+    assert store.run_ids() == ["local/r1", "local/r2"]
+    assert store.kept_bytes == record_bytes(records[1]) + record_bytes(records[2])
+    assert store.find("local/r2") == records[2]
+
+
+@BUDGET
 def test_finished_runs_are_evicted_by_age() -> None:
     now = [1000.0]
     store = RunStore(budget=StoreBudget(max_age_seconds=60), clock=lambda: now[0])

@@ -320,6 +320,12 @@ class RunStore:
         """Apply a new budget (the HTTP host sets its own), evicting what it no longer allows."""
         with self._lock:
             self.budget = budget
+            if budget.max_bytes is not None:  # runs kept so far are packed and counted too
+                for kept in self._runs.values():
+                    if isinstance(kept.run, RunRecord):
+                        kept.run = PackedRun.of(kept.run)
+                        kept.size = kept.run.size()
+                        self._kept_bytes += kept.size
             self._evict(0)
 
     @property

@@ -81,7 +81,8 @@ class HostSettings:
 
 
 def create_app(backend: HostPort, settings: HostSettings | None = None) -> Starlette:
-    """The ASGI app serving ``backend``; the discovery document is read once, here."""
+    """The ASGI app serving ``backend``; the discovery document is read once, here. The app
+    applies its limits' memory budget to ``backend.store``, the one home of finished runs."""
     settings = settings or HostSettings()
     registry = RunRegistry(
         backend,
