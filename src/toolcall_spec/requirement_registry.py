@@ -31,7 +31,7 @@ class Requirement:
 
 @dataclass(frozen=True, slots=True)
 class Witness:
-    """A test that names a requirement id: ``tests/test_x.py::test_name`` and its line."""
+    """A test that names a requirement id: ``tests/<area>/test_x.py::test_name`` and its line."""
 
     requirement_id: str
     test: str

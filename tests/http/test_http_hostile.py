@@ -32,8 +32,9 @@ from toolcall_spec.host import ReferenceHost
 from toolcall_spec.host.fixtures import load_fixture
 from toolcall_spec.http.app import HostSettings, create_app
 from toolcall_spec.http.auth import startup_refusal
-from toolcall_spec.http.connections import ConnectionLimits
-from toolcall_spec.http.server import BackgroundServer
+from toolcall_spec.http.connections import ConnectionLimits, HttpImplementation
+from toolcall_spec.http.connections_httptools import GuardedHttpToolsProtocol
+from toolcall_spec.http.server import BackgroundServer, make_server
 
 AUTH = pytest.mark.requirement("toolcall-spec.requirement.http.no-silent-auth-gap")
 
@@ -87,13 +88,20 @@ SLACK = 3.0
 PARTIAL_HEAD = b"GET /.well-known/openwop HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 
 
+@pytest.fixture(params=["httptools", "h11"])
+def implementation(request: pytest.FixtureRequest) -> HttpImplementation:
+    """Both of uvicorn's HTTP/1.1 protocols carry the guard."""
+    chosen: HttpImplementation = request.param
+    return chosen
+
+
 @contextmanager
-def guarded_server(**limits: Any) -> Iterator[BackgroundServer]:
+def guarded_server(implementation: HttpImplementation, **limits: Any) -> Iterator[BackgroundServer]:
     connections = ConnectionLimits(
         **{"head_timeout": HEAD_TIMEOUT, "body_timeout": HEAD_TIMEOUT, **limits}
     )
     app = create_app(ReferenceHost(), HostSettings())
-    with BackgroundServer(app, connections=connections) as server:
+    with BackgroundServer(app, connections=connections, implementation=implementation) as server:
         yield server
 
 
@@ -121,8 +129,13 @@ def answer_if_closed(sock: socket.socket, received: bytearray) -> bool:
 
 
 @SLOW
-def test_300_slow_heads_are_closed_in_time_while_others_are_served() -> None:
-    with guarded_server() as server, httpx.Client(base_url=server.url, timeout=10) as http:
+def test_300_slow_heads_are_closed_in_time_while_others_are_served(
+    implementation: HttpImplementation,
+) -> None:
+    with (
+        guarded_server(implementation) as server,
+        httpx.Client(base_url=server.url, timeout=10) as http,
+    ):
         sockets = open_sockets(server.url, 300, PARTIAL_HEAD)
         started = time.monotonic()
         received = [bytearray() for _ in sockets]
@@ -152,12 +165,12 @@ def test_300_slow_heads_are_closed_in_time_while_others_are_served() -> None:
 
 
 @SLOW
-def test_a_slow_body_is_closed_in_time() -> None:
+def test_a_slow_body_is_closed_in_time(implementation: HttpImplementation) -> None:
     head = (
         b"POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         b'Content-Length: 1000\r\n\r\n{"mode": '
     )
-    with guarded_server() as server:
+    with guarded_server(implementation) as server:
         (sock,) = open_sockets(server.url, 1, head)
         started = time.monotonic()
         received = bytearray()
@@ -172,8 +185,10 @@ def test_a_slow_body_is_closed_in_time() -> None:
 
 
 @SLOW
-def test_connections_past_the_cap_get_503_and_the_cap_frees_up() -> None:
-    with guarded_server(max_connections=20) as server:
+def test_connections_past_the_cap_get_503_and_the_cap_frees_up(
+    implementation: HttpImplementation,
+) -> None:
+    with guarded_server(implementation, max_connections=20) as server:
         held = open_sockets(server.url, 20, PARTIAL_HEAD)
         time.sleep(0.2)
         answer = httpx.get(f"{server.url}/.well-known/openwop", timeout=5)
@@ -337,9 +352,11 @@ def test_repeats_and_deep_suites_are_400_at_run_create_never_500() -> None:
 
 
 @SLOW
-def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_in_time() -> None:
+def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_in_time(
+    implementation: HttpImplementation,
+) -> None:
     whole = b"GET /.well-known/openwop HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-    with guarded_server() as server:
+    with guarded_server(implementation) as server:
         (sock,) = open_sockets(server.url, 1, whole)
         received = bytearray()
         deadline = time.monotonic() + 5
@@ -356,3 +373,11 @@ def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_in_time() ->
                 sock.send(b"X-Trickle: 1\r\n")
             time.sleep(0.2)
         sock.close()
+
+
+@SLOW
+def test_the_server_parses_with_httptools_and_keeps_the_guard_by_default() -> None:
+    protocol = make_server(create_app(ReferenceHost(), HostSettings())).config.http
+    assert isinstance(protocol, type)
+    assert issubclass(protocol, GuardedHttpToolsProtocol)
+    assert protocol.limits == ConnectionLimits()

@@ -105,6 +105,13 @@ class Gate:
 @contextmanager
 def serve_subprocess(*options: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """``toolcall-spec serve --port 0`` in a subprocess; yields its URL, stops it after."""
+    with serve_process(*options, env=env) as (url, _):
+        yield url
+
+
+@contextmanager
+def serve_process(*options: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
+    """``toolcall-spec serve --port 0`` in a subprocess; yields its URL and process id."""
     process = subprocess.Popen(
         [sys.executable, "-m", "toolcall_spec.cli", "serve", "--port", "0", *options],
         stdout=subprocess.PIPE,
@@ -117,7 +124,7 @@ def serve_subprocess(*options: str, env: dict[str, str] | None = None) -> Iterat
         assert process.stderr is not None
         line = process.stdout.readline()
         assert line.startswith("serving on http://127.0.0.1:"), process.stderr.read()
-        yield line.split()[-1]
+        yield line.split()[-1], process.pid
     finally:
         process.terminate()
         process.wait(15)

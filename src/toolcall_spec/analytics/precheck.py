@@ -4,8 +4,9 @@ most lines as "a valid event, nothing to say" straight from their bytes, a block
 Its one promise is one-sided: a line it *accepts* is one the full path (orjson, then the
 compiled schema validator) would accept with nothing to report. Everything else (invalid
 events, but also valid ones it cannot vouch for: a leap day, ``1.0`` for an integer, a BOM, no
-``status``) goes to the full path, which decides. ``tests/test_ingest_precheck.py`` checks that
-promise against the pure-Python jsonschema oracle on generated lines.
+``status``) goes to the full path, which decides.
+``tests/analytics/test_ingest_validator_differential.py`` checks that promise against the
+pure-Python jsonschema oracle on generated lines.
 
 How the schema becomes a decoder (msgspec decodes and checks in C):
 

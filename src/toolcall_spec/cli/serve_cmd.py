@@ -16,6 +16,7 @@ from typing import Any
 from toolcall_spec.cli.console import fail, port_number
 
 DEFAULT_PORT = 8765
+BYTE_UNITS = {"kib": 1024, "mib": 1024**2, "gib": 1024**3}
 TOKEN_ENV = "TOOLCALL_SPEC_TOKEN"
 
 
@@ -78,7 +79,28 @@ def register(subparsers: Any) -> str:
         "--max-runs",
         type=int,
         metavar="N",
-        help="runs kept in memory; the oldest finished are evicted first",
+        help="finished runs kept in memory; the oldest are evicted first (default 1000)",
+    )
+    parser.add_argument(
+        "--max-kept-bytes",
+        type=byte_count,
+        metavar="SIZE",
+        help="memory budget of the runs kept and running, in bytes or with a KiB/MiB/GiB "
+        "suffix (default 256MiB); the oldest finished runs are evicted to make room, and a "
+        "run that does not fit beside the runs in progress is answered 503",
+    )
+    parser.add_argument(
+        "--max-run-age",
+        type=float,
+        metavar="SECONDS",
+        help="finished runs are evicted this long after they finished (default 3600)",
+    )
+    parser.add_argument(
+        "--max-events-per-run",
+        type=int,
+        metavar="N",
+        help="events one run may write; a suite that would write more is refused at create "
+        "with 413 (default 20000)",
     )
     parser.add_argument(
         "--max-active-runs",
@@ -92,9 +114,24 @@ def register(subparsers: Any) -> str:
     return "serve"
 
 
+def byte_count(text: str) -> int:
+    """An argparse type: a number of bytes, plain or with a KiB, MiB or GiB suffix."""
+    number, unit = text.strip(), 1
+    for suffix, size in BYTE_UNITS.items():
+        if number.lower().endswith(suffix):
+            number, unit = number[: -len(suffix)].strip(), size
+            break
+    try:
+        return int(number) * unit
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a size: {text!r} (bytes, or a number with KiB, MiB or GiB)"
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        from toolcall_spec.host import ReferenceHost, RunStore  # noqa: PLC0415
+        from toolcall_spec.host import ReferenceHost  # noqa: PLC0415
         from toolcall_spec.http.app import HostSettings, create_app  # noqa: PLC0415
         from toolcall_spec.http.auth import startup_refusal  # noqa: PLC0415
         from toolcall_spec.http.limits import Limits  # noqa: PLC0415
@@ -112,7 +149,13 @@ def run(args: argparse.Namespace) -> int:
         fail(refusal)
         return 2
     try:
-        overrides = {"max_runs_kept": args.max_runs, "max_active_runs": args.max_active_runs}
+        overrides = {
+            "max_runs_kept": args.max_runs,
+            "max_active_runs": args.max_active_runs,
+            "max_kept_bytes": args.max_kept_bytes,
+            "max_run_age_seconds": args.max_run_age,
+            "max_events_per_run": args.max_events_per_run,
+        }
         limits = Limits(**{key: value for key, value in overrides.items() if value is not None})
         sources = SuiteSources(
             conformance_fixtures(),
@@ -131,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if flag
     ]
-    backend = ReferenceHost(store=RunStore(limits.max_runs_kept)).without(*withheld)
+    backend = ReferenceHost().without(*withheld)  # the app applies the limits to its store
     settings = HostSettings(
         token=token, sources=sources, limits=limits, expose_test_seams=args.expose_test_seams
     )

@@ -261,7 +261,7 @@ class ReferenceHost:
         return CheckContext(
             request,
             self.capabilities,
-            frozenset(self.store.run_ids()),
+            self.store.finished_among(request.baseline_run_id),
             self.recorded_for(request.fixture_runs or {}),
         )
 

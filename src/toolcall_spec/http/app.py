@@ -60,6 +60,9 @@ from toolcall_spec.openwop_wire import (
 )
 from toolcall_spec.replay.refusal import RunRefused, RunRequest
 
+INLINE_PREPARE_BYTES = 16 * 1024
+"""Creates up to this size (body bytes) with a ``data:`` suite are checked in the event loop."""
+
 
 @dataclass(frozen=True)
 class HostSettings:
@@ -78,7 +81,8 @@ class HostSettings:
 
 
 def create_app(backend: HostPort, settings: HostSettings | None = None) -> Starlette:
-    """The ASGI app serving ``backend``; the discovery document is read once, here."""
+    """The ASGI app serving ``backend``; the discovery document is read once, here. The app
+    applies its limits' memory budget to ``backend.store``, the one home of finished runs."""
     settings = settings or HostSettings()
     registry = RunRegistry(
         backend,
@@ -155,11 +159,18 @@ class _Handlers:
     async def create_run(self, request: Request) -> Response:
         check_version(request.headers.get(VERSION_HEADER))
         _require_json(request)
-        body = parse_create_run(await _read_body(request, self.limits.max_body_bytes))
-        run_request, refusal = await anyio.to_thread.run_sync(self._prepare, body)
+        raw = await _read_body(request, self.limits.max_body_bytes)
+        with self.registry.preparing(len(raw)):  # parsing takes memory too: within the budget
+            body = parse_create_run(raw)
+            if self._prepare_inline(body, len(raw)):
+                run_request, suite_bytes, refusal = self._prepare(body)
+            else:
+                run_request, suite_bytes, refusal = await anyio.to_thread.run_sync(
+                    self._prepare, body
+                )
         if refusal is not None:
             return json_response(refusal.envelope, refusal.status)
-        run = self.registry.create(run_request)
+        run = self.registry.create(run_request, suite_bytes)
         links = run_links(run.run_id)
         return json_response(
             {
@@ -172,9 +183,19 @@ class _Handlers:
             {"Location": links["statusUrl"]},
         )
 
-    def _prepare(self, body: CreateRun) -> tuple[RunRequest, RunRefused | None]:
+    def _prepare_inline(self, body: CreateRun, body_bytes: int) -> bool:
+        """Whether to prepare a create in the event loop: a seeded fixture or a small ``data:``
+        suite is checked in less time than a hop to a thread and back costs; a file, or a larger
+        suite, goes to a thread so the loop keeps answering."""
+        ref = body.eval_suite_ref
+        return ref in self.settings.sources.fixtures or (
+            body_bytes <= INLINE_PREPARE_BYTES and ref[:5].lower() == "data:"
+        )
+
+    def _prepare(self, body: CreateRun) -> tuple[RunRequest, int, RunRefused | None]:
         """Off the event loop, in one thread hop: read the suite (a file, a large data: URI),
-        then the run-create checks (the one schema validation of the suite for this run)."""
+        then the run-create checks (the one schema validation of the suite for this run). Also
+        the suite's JSON length, for the run's memory reservation."""
         suite = resolve_suite_ref(
             body.eval_suite_ref, self.settings.sources, max_bytes=self.limits.max_suite_bytes
         )
@@ -189,7 +210,9 @@ class _Handlers:
             owner_for(self.settings.tenant, self.settings.token),
             TRANSPORT_REST,
         )
-        return run_request, self.backend.check(run_request)
+        refusal = self.backend.check(run_request)
+        suite_bytes = len(orjson.dumps(suite)) if refusal is None else 0
+        return run_request, suite_bytes, refusal
 
     async def run_resource(self, request: Request) -> Response:
         check_version(request.headers.get(VERSION_HEADER))
@@ -204,11 +227,14 @@ class _Handlers:
             return _summary(run)
         raise ApiError(404, "not_found", "no such run resource")
 
-    def _snapshot(self, run: ServedRun) -> dict[str, Any]:
+    def _snapshot(self, run: ServedRun) -> dict[str, Any] | orjson.Fragment:
+        if run.packed is None:
+            return run.snapshot()
+        if not self.settings.expose_test_seams:
+            return orjson.Fragment(run.packed.snapshot_json)  # as packed, not re-encoded
         snapshot = run.snapshot()
-        if self.settings.expose_test_seams and run.record is not None:
-            seams = {"agentOutput": run.record.agent_output}
-            snapshot["extensions"] = {SEAMS_EXTENSION: seams}
+        seams = {"agentOutput": orjson.Fragment(run.packed.agent_output_json)}
+        snapshot["extensions"] = {SEAMS_EXTENSION: seams}
         return snapshot
 
     async def live_invocations(self, _: Request) -> Response:
@@ -246,16 +272,17 @@ class _Handlers:
             self.limits.min_poll_timeout,
             self.limits.max_poll_timeout,
         )
-        events = run.events_after(after, self.limits.max_events_per_poll)
-        if not events and not run.is_terminal and timeout > 0:
+        limit = self.limits.max_events_per_poll
+        events, last = run.events_page(after, limit)
+        if last < 0 and not run.is_terminal and timeout > 0:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(run.done.wait(), timeout)
-            events = run.events_after(after, self.limits.max_events_per_poll)
+            events, last = run.events_page(after, limit)
         return json_response(
             {
                 "runId": run.run_id,
-                "events": events,
-                "lastSequence": events[-1]["sequence"] if events else -1,
+                "events": orjson.Fragment(events),  # cut from the packed log, not re-encoded
+                "lastSequence": last,
                 "status": run.status,
                 "isTerminal": run.is_terminal,
             }
@@ -310,14 +337,14 @@ def _summary(run: ServedRun) -> Response:
             "the run is still running; its eval summary exists once it is terminal",
             {"status": run.status},
         )
-    if run.record is None:
+    if run.packed is None or run.status != "completed":
         raise ApiError(
             409,
             "run_state_conflict",
             f"the run is {run.status} and produced no eval summary",
             {"status": run.status},
         )
-    return json_response(run.record.summary)
+    return json_response(orjson.Fragment(run.packed.summary_json))
 
 
 def _raw_path(request: Request) -> str:

@@ -1,5 +1,5 @@
-"""Slow and surplus clients, handled below the app: uvicorn's HTTP/1.1 protocol (h11) with read
-deadlines and a connection cap.
+"""Slow and surplus clients, handled below the app: uvicorn's HTTP/1.1 protocols (httptools, the
+default when installed, and h11) with read deadlines and a connection cap.
 
 uvicorn times out idle keep-alive connections, but not a request head or body that arrives
 slowly: 300 clients sending one header byte now and then would hold 300 connections forever
@@ -12,8 +12,9 @@ Deadlines are absolute, not idle timers: trickling a byte at a time does not ext
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -57,26 +58,99 @@ BUSY = _plain_answer(
 )
 
 
-def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with ``limits`` (pass it as ``uvicorn.Config(http=...)``)."""
-    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"limits": limits})
+HttpImplementation = Literal["httptools", "h11"]
 
 
-class GuardedH11Protocol(H11Protocol):
-    limits = ConnectionLimits()
+def guarded_protocol(
+    limits: ConnectionLimits, implementation: HttpImplementation = "httptools"
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol, httptools (C parser) or h11 (pure Python), with ``limits``
+    (pass it as ``uvicorn.Config(http=...)``)."""
+    base: type[asyncio.Protocol] = GuardedH11Protocol
+    if implementation == "httptools":
+        from toolcall_spec.http.connections_httptools import (  # noqa: PLC0415
+            GuardedHttpToolsProtocol,
+        )
+
+        base = GuardedHttpToolsProtocol
+    return type(f"{base.__name__}Limited", (base,), {"limits": limits})
+
+
+def default_implementation() -> HttpImplementation:
+    """httptools when installed (the ``http`` extra brings it), else h11."""
+    return "httptools" if importlib.util.find_spec("httptools") else "h11"
+
+
+class ReadGuard:
+    """The deadline and the connection cap both guarded protocols share. A deadline is armed
+    for what the client owes now (``HEAD`` or ``BODY``) and cancelled once it is in."""
+
+    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    connections: set[Any]
+
+    def _start_guard(self) -> None:
+        self._deadline: asyncio.TimerHandle | None = None
+        self._waiting_for: object = None
+        self._turned_away = False
+
+    def _turn_away_if_full(self, transport: asyncio.Transport) -> bool:
+        """Past the connection cap: answer 503 and close, without a word to uvicorn."""
+        if len(self.connections) < self.limits.max_connections:
+            return False
+        self._turned_away = True
+        self.transport = transport
+        transport.write(BUSY)
+        transport.close()
+        return True
+
+    def _await(self, owed: object) -> None:
+        """Arm the deadline for ``owed`` (``HEAD``, ``BODY``, or ``None``: nothing owed)."""
+        if self.transport.is_closing():
+            self._disarm()
+            return
+        if owed is self._waiting_for:
+            return
+        self._disarm()
+        if owed is None:
+            return
+        seconds = self.limits.head_timeout if owed is HEAD else self.limits.body_timeout
+        self._waiting_for = owed
+        self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._waiting_for = None, None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if self.transport.is_closing():
+            return
+        if self._waiting_for is HEAD or not self._response_started():
+            self.transport.write(REQUEST_TIMEOUT)
+        self.transport.close()
+
+    def _response_started(self) -> bool:
+        raise NotImplementedError
+
+
+HEAD = h11.IDLE
+"""The client owes a request head (h11 calls that state ``IDLE``)."""
+BODY = h11.SEND_BODY
+"""The client owes the rest of a body."""
+
+
+class GuardedH11Protocol(ReadGuard, H11Protocol):
+    """uvicorn's h11 protocol with the guard: the state h11 tracks says what is owed."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._deadline: asyncio.TimerHandle | None = None
-        self._waiting_for: object = None  # the h11 state the deadline is for: IDLE or SEND_BODY
-        self._turned_away = False
+        self._start_guard()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        if len(self.connections) >= self.limits.max_connections:
-            self._turned_away = True
-            self.transport = transport
-            transport.write(BUSY)
-            transport.close()
+        if self._turn_away_if_full(transport):
             return
         super().connection_made(transport)
         self._follow_request()
@@ -97,32 +171,8 @@ class GuardedH11Protocol(H11Protocol):
         self._follow_request()
 
     def _follow_request(self) -> None:
-        """Arm the deadline that matches what the client owes now: a head, a body, or nothing."""
-        if self.transport.is_closing():
-            self._disarm()
-            return
         state = self.conn.their_state
-        if state is self._waiting_for:
-            return
-        self._disarm()
-        if state is h11.IDLE:
-            self._arm(state, self.limits.head_timeout)
-        elif state is h11.SEND_BODY:
-            self._arm(state, self.limits.body_timeout)
+        self._await(state if state in (HEAD, BODY) else None)
 
-    def _arm(self, state: object, seconds: float) -> None:
-        self._waiting_for = state
-        self._deadline = self.loop.call_later(seconds, self._too_slow)
-
-    def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline, self._waiting_for = None, None
-
-    def _too_slow(self) -> None:
-        self._deadline = None
-        if self.transport.is_closing():
-            return
-        if self._waiting_for is h11.IDLE or self.conn.our_state is h11.SEND_RESPONSE:
-            self.transport.write(REQUEST_TIMEOUT)
-        self.transport.close()
+    def _response_started(self) -> bool:
+        return self.conn.our_state is not h11.SEND_RESPONSE

@@ -1,10 +1,14 @@
 """The runs a server holds: created in the event loop, executed on worker threads, finished back
-in the event loop. Every record is mutated in the loop thread only, so no record needs a lock.
+in the event loop. Every in-flight record is mutated in the loop thread only, so none needs a lock.
 
 A run is ``running`` from its creation until its worker finishes, then ``completed`` (it produced
-an event log and a summary) or ``failed`` (with an error). Limits: at most ``max_active_runs`` runs
-queued or running, at most ``max_runs_kept`` in memory; the oldest finished runs are evicted
-first, and past either limit a create is answered 429 while everything else keeps working.
+an event log and a summary) or ``failed`` (with an error). The registry holds the runs in flight
+(an O(1) count); finished runs, completed or failed, live in the backend's run store
+(``toolcall_spec.host.store.RunStore``), which accounts their memory in bytes, together with
+the reservations of the runs in flight, and evicts the oldest finished runs to make room.
+Limits: at most ``max_active_runs`` runs queued or running (429 past it), at most
+``max_events_per_run`` events per run (413 at create), and a create whose reservation does not fit
+in ``max_kept_bytes`` beside the runs in flight gets 503 with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -12,82 +16,115 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+import orjson
 
 from toolcall_spec.clock import timestamp_now, utc_now
 from toolcall_spec.host.port import HostPort
-from toolcall_spec.host.store import RunRecord, run_snapshot
+from toolcall_spec.host.store import (
+    PackedRun,
+    RunRecord,
+    parsing_bytes,
+    planned_bytes,
+    planned_events,
+    run_snapshot,
+)
 from toolcall_spec.http.errors import ApiError
 from toolcall_spec.http.limits import Limits
 from toolcall_spec.openwop_wire import RUN_FAILED, RUN_STARTED, TERMINAL_STATUSES
 from toolcall_spec.replay.events import EventLog
 from toolcall_spec.replay.refusal import RunRequest
-from toolcall_spec.typed import RunEvent
+from toolcall_spec.typed import EvalSummary, RunEvent
 
 RunStatus = Literal["running", "completed", "failed"]
 
 
 @dataclass(eq=False)
 class ServedRun:
-    """A run as the server tracks it: what the create asked, its status, and its one record
-    (``toolcall_spec.host.store.RunRecord``) once the host finished it."""
+    """A run as the server serves it: in flight (what the create asked, ``running``), or
+    finished, with its packed record (``toolcall_spec.host.store.PackedRun``)."""
 
     run_id: str
-    request: RunRequest
     workflow_id: str
     owner: dict[str, Any]
+    options: dict[str, Any]
     created_at: str
     status: RunStatus = "running"
-    finished_at: str | None = None
-    record: RunRecord | None = None
-    error: dict[str, Any] | None = None
-    failure_log: list[RunEvent] = field(default_factory=list)
-    """The log of a run whose execution failed: ``run.started`` then ``run.failed``."""
+    packed: PackedRun | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @classmethod
+    def finished(cls, packed: PackedRun) -> ServedRun:
+        """A finished run read back from the store."""
+        run = cls(
+            packed.run_id,
+            packed.workflow_id,
+            packed.owner,
+            packed.options,
+            packed.started_at or "",
+            "failed" if packed.status == "failed" else "completed",
+            packed,
+        )
+        run.done.set()
+        return run
 
     @property
     def is_terminal(self) -> bool:
         return self.status in TERMINAL_STATUSES
 
-    @property
-    def events(self) -> list[RunEvent]:
-        return self.record.events if self.record else self.failure_log
-
     def snapshot(self) -> dict[str, Any]:
         """``GET /runs/{runId}``: the record's snapshot once finished, else one from the create."""
-        if self.record is not None:
-            return self.record.snapshot()
+        if self.packed is not None:
+            return self.packed.snapshot()
         return run_snapshot(
             self.run_id,
             self.workflow_id,
             self.status,
             self.owner,
-            options=self.request.options,
+            options=self.options,
             started_at=self.created_at,
-            completed_at=self.finished_at,
-            error=self.error,
         )
 
+    def events_page(self, sequence: int, limit: int) -> tuple[bytes, int]:
+        """Events with ``sequence`` greater than ``sequence``, at most ``limit`` of them, as one
+        JSON array cut from the packed log, and the last sequence in it (-1: none). A log in
+        order is indexed, not scanned or parsed."""
+        packed = self.packed
+        if packed is None:
+            return b"[]", -1
+        if packed.in_order:
+            first = max(sequence + 1, 0)
+            stop = min(first + limit, packed.event_count)
+            return packed.events_json(first, stop), stop - 1 if stop > first else -1
+        events = self.events_after(sequence, limit)
+        return orjson.dumps(events), int(events[-1]["sequence"]) if events else -1
+
     def events_after(self, sequence: int, limit: int) -> list[RunEvent]:
-        """Events with ``sequence`` greater than ``sequence``, at most ``limit`` of them; the log
-        is in sequence order from 0, so the start is an index, not a scan."""
-        events = self.events
-        start = max(sequence + 1, 0)
-        if start < len(events) and events[start].get("sequence") == start:
-            return events[start : start + limit]
-        return [e for e in events if e.get("sequence", -1) > sequence][:limit]
+        """The events of ``events_page`` as objects."""
+        packed = self.packed
+        if packed is None:
+            return []
+        if packed.in_order:
+            first = max(sequence + 1, 0)
+            page: list[RunEvent] = orjson.loads(packed.events_json(first, first + limit))
+            return page
+        return [e for e in packed.events() if e.get("sequence", -1) > sequence][:limit]
 
 
 RunGate = Callable[[str], None]
 """Called on the worker thread before a run executes (tests hold runs ``running`` with it)."""
 
 
+class TooManyEventsError(RuntimeError):
+    """A run wrote more events than its host allows (its log is dropped, the run fails)."""
+
+
 class RunRegistry:
-    """Creates, executes, finds and evicts runs. Use from the event loop thread only."""
+    """Creates, executes and finds runs. Use from the event loop thread only."""
 
     def __init__(
         self,
@@ -99,40 +136,63 @@ class RunRegistry:
         new_opaque_id: Callable[[], str] | None = None,
     ) -> None:
         self.backend = backend
+        self.store = backend.store
+        self.store.configure(limits.store_budget())
         self.limits = limits
         self.tenant = tenant
         self.gate = gate
         self._new_opaque_id = new_opaque_id or (lambda: uuid.uuid4().hex)
-        self._runs: OrderedDict[str, ServedRun] = OrderedDict()
-        self._active = 0
+        self._in_flight: dict[str, ServedRun] = {}
         self._executor: ThreadPoolExecutor | None = None
 
     def get(self, run_id: str) -> ServedRun | None:
-        return self._runs.get(run_id)
-
-    def __len__(self) -> int:
-        return len(self._runs)
+        run = self._in_flight.get(run_id)
+        if run is not None:
+            return run
+        packed = self.store.find_packed(run_id)
+        return ServedRun.finished(packed) if packed is not None else None
 
     def active_count(self) -> int:
-        return self._active
+        return len(self._in_flight)
 
-    def create(self, request: RunRequest) -> ServedRun:
-        """Register a run and start it on a worker; ``ApiError`` (429) past a limit. The
-        run-create checks must have passed already (``HostPort.check``)."""
-        self._make_room()
+    @contextlib.contextmanager
+    def preparing(self, body_bytes: int) -> Iterator[None]:
+        """Hold the memory of reading a create's body and suite (``parsing_bytes``) while it is
+        prepared: 503 at once, before any parsing, when the budget has no room for it."""
+        held = parsing_bytes(body_bytes)
+        if not self.store.reserve(held):
+            raise _no_room(held, self.limits.max_kept_bytes)
+        try:
+            yield
+        finally:
+            self.store.release(held)
+
+    def create(self, request: RunRequest, suite_bytes: int) -> ServedRun:
+        """Register a run and start it on a worker: ``ApiError`` 429 past the active runs, 413
+        past the events per run, 503 when its memory does not fit beside the runs in flight.
+        The run-create checks must have passed already (``HostPort.check``)."""
+        if self.active_count() >= self.limits.max_active_runs:
+            raise _busy(f"this host already has {self.limits.max_active_runs} runs in progress")
+        events = planned_events(request.suite)
+        if events > self.limits.max_events_per_run:
+            raise _too_many_events(events, self.limits.max_events_per_run)
+        reserved = planned_bytes(events, suite_bytes)
+        if reserved > self.limits.max_kept_bytes:
+            raise _too_large_for_budget(reserved, self.limits.max_kept_bytes)
+        if not self.store.reserve(reserved):
+            raise _no_room(reserved, self.limits.max_kept_bytes)
         run_id = f"{self.tenant}/{self._new_opaque_id()}"
         run = ServedRun(
             run_id=run_id,
-            request=request,
             workflow_id=str(request.suite.get("suiteId", "eval")),
             owner=dict(request.owner or {}),
+            options=dict(request.options),
             created_at=timestamp_now(),
         )
-        self._runs[run_id] = run
-        self._active += 1
+        self._in_flight[run_id] = run
         loop = asyncio.get_running_loop()
-        future = self._pool().submit(self._execute, run_id, request)
-        future.add_done_callback(lambda done: _in_loop(loop, self._finish, run, done))
+        future = self._pool().submit(self._execute, run_id, request, reserved)
+        future.add_done_callback(lambda done: _in_loop(loop, self._finish, run, reserved, done))
         return run
 
     def shutdown(self) -> None:
@@ -147,36 +207,30 @@ class RunRegistry:
             )
         return self._executor
 
-    def _make_room(self) -> None:
-        if self.active_count() >= self.limits.max_active_runs:
-            raise _busy(f"this host already has {self.limits.max_active_runs} runs in progress")
-        while len(self._runs) >= self.limits.max_runs_kept:
-            oldest = next((rid for rid, run in self._runs.items() if run.is_terminal), None)
-            if oldest is None:
-                raise _busy(
-                    f"this host keeps {self.limits.max_runs_kept} runs and none of them "
-                    "has finished"
-                )
-            del self._runs[oldest]
-
-    def _execute(self, run_id: str, request: RunRequest) -> RunRecord:
+    def _execute(self, run_id: str, request: RunRequest, reserved: int) -> PackedRun:
         if self.gate is not None:
             self.gate(run_id)
         record = self.backend.execute(run_id, request)
-        self.backend.store.put(record)  # finished runs live in the host's store (baselines...)
-        return record
+        if len(record.events) > self.limits.max_events_per_run:
+            raise TooManyEventsError(
+                f"the run wrote {len(record.events):,} events, over this host's limit of "
+                f"{self.limits.max_events_per_run:,} per run"
+            )
+        packed = PackedRun.of(record)  # here, on the worker, not in the event loop
+        self.store.put(packed, reserved=reserved)  # the one home of finished runs
+        return packed
 
-    def _finish(self, run: ServedRun, done: Future[RunRecord]) -> None:
-        run.finished_at = timestamp_now()
-        self._active -= 1
+    def _finish(self, run: ServedRun, reserved: int, done: Future[PackedRun]) -> None:
         error = None if done.cancelled() else done.exception()
         if done.cancelled() or error is not None:
+            packed = PackedRun.of(failed_record(run, _failure(error)))
+            self.store.put(packed, reserved=reserved)
             run.status = "failed"
-            run.error = _failure(error)
-            run.failure_log = failed_log(run, run.error)
         else:
-            run.record = done.result()
+            packed = done.result()
             run.status = "completed"
+        run.packed = packed
+        del self._in_flight[run.run_id]
         run.done.set()
 
 
@@ -187,18 +241,31 @@ def _in_loop(loop: asyncio.AbstractEventLoop, callback: Callable[..., None], *ar
         loop.call_soon_threadsafe(callback, *args)
 
 
-def failed_log(run: ServedRun, error: dict[str, Any]) -> list[RunEvent]:
-    """The log of a run that failed before it had one: it still starts with ``run.started`` and
-    ends on a terminal event, so a poll or a stream of it ends too."""
+def failed_record(run: ServedRun, error: dict[str, Any]) -> RunRecord:
+    """The record of a run that failed: its log still starts with ``run.started`` and ends on a
+    terminal event (``run.failed``), so a poll or a stream of it ends too."""
     log = EventLog(run.run_id, utc_now)
     log.append(RUN_STARTED, {"workflowId": run.workflow_id, "owner": run.owner})
     log.append(RUN_FAILED, {"error": error})
-    return log.events
+    return RunRecord(
+        run_id=run.run_id,
+        workflow_id=run.workflow_id,
+        agent_id="",
+        modes=(),
+        owner=run.owner,
+        events=log.events,
+        summary=cast(EvalSummary, {}),  # a failed run has none: the summary endpoint answers 409
+        options=run.options,
+        status="failed",
+        error=error,
+    )
 
 
 def _failure(error: BaseException | None) -> dict[str, Any]:
     if error is None:
         return {"code": "cancelled", "message": "the server stopped before the run finished"}
+    if isinstance(error, TooManyEventsError):
+        return {"code": "too_many_events", "message": str(error)}
     status = getattr(error, "status", None)
     envelope = getattr(error, "envelope", None)
     if isinstance(status, int) and isinstance(envelope, dict):
@@ -216,3 +283,33 @@ def _failure(error: BaseException | None) -> dict[str, Any]:
 
 def _busy(message: str) -> ApiError:
     return ApiError(429, "rate_limited", f"{message}; retry later", headers={"Retry-After": "1"})
+
+
+def _too_many_events(events: int, limit: int) -> ApiError:
+    return ApiError(
+        413,
+        "payload_too_large",
+        f"the suite would write {events:,} events, over this host's limit of {limit:,} events "
+        "per run (toolcall-spec serve --max-events-per-run)",
+        {"events": events, "limit": limit},
+    )
+
+
+def _no_room(needed: int, budget: int) -> ApiError:
+    return ApiError(
+        503,
+        "service_unavailable",
+        "the runs in progress hold this host's memory budget; retry later",
+        {"neededBytes": needed, "budgetBytes": budget},
+        headers={"Retry-After": "1"},
+    )
+
+
+def _too_large_for_budget(reserved: int, budget: int) -> ApiError:
+    return ApiError(
+        413,
+        "payload_too_large",
+        f"a run of this suite needs about {reserved:,} bytes, over this host's whole memory "
+        f"budget of {budget:,} bytes (toolcall-spec serve --max-kept-bytes)",
+        {"reservedBytes": reserved, "budgetBytes": budget},
+    )

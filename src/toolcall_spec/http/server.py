@@ -4,6 +4,8 @@ before uvicorn starts, so port 0 works and the real URL is known up front."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import ipaddress
 import socket
 import threading
@@ -13,7 +15,12 @@ from typing import Any
 
 import uvicorn
 
-from toolcall_spec.http.connections import ConnectionLimits, guarded_protocol
+from toolcall_spec.http.connections import (
+    ConnectionLimits,
+    HttpImplementation,
+    default_implementation,
+    guarded_protocol,
+)
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 """Open event streams are closed after this long at shutdown, instead of holding it forever."""
@@ -62,21 +69,51 @@ KEEP_ALIVE_SECONDS = 5
 
 
 def make_server(
-    app: Any, *, log_level: str = "warning", connections: ConnectionLimits | None = None
+    app: Any,
+    *,
+    log_level: str = "warning",
+    connections: ConnectionLimits | None = None,
+    implementation: HttpImplementation | None = None,
 ) -> uvicorn.Server:
     """uvicorn with this package's protocol: read deadlines for request heads and bodies and a cap
-    on open connections (see ``toolcall_spec.http.connections``)."""
+    on open connections (see ``toolcall_spec.http.connections``), on httptools when installed.
+    The event loop is uvloop when installed (uvicorn's ``auto``)."""
+    protocol = guarded_protocol(
+        connections or ConnectionLimits(), implementation or default_implementation()
+    )
     config = uvicorn.Config(
         app,
         log_level=log_level,
         lifespan="on",
-        http=guarded_protocol(connections or ConnectionLimits()),
+        http=protocol,
+        proxy_headers=False,  # no proxy is trusted: the client address is the peer's
+        access_log=log_level in ("info", "debug", "trace"),  # a line per request costs
         ws="none",  # no WebSocket routes: do not load a WebSocket stack
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         server_header=False,
     )
     return uvicorn.Server(config)
+
+
+MMAP_THRESHOLD_BYTES = 256 * 1024
+"""Allocations this large get their own mapping, returned to the system when freed."""
+
+
+def keep_large_blocks_apart() -> None:
+    """Fix glibc's ``M_MMAP_THRESHOLD`` (``mallopt``). By default it rises to the size of the
+    largest block freed, up to 32 MiB, so a packed run's log evicted from the store leaves a hole
+    in the heap instead of going back to the system, and the process grows past its memory
+    budget. Elsewhere than glibc, nothing to do."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
+    except (OSError, AttributeError):
+        pass
+
+
+M_MMAP_THRESHOLD = -3
+"""``mallopt`` parameter number, from glibc's malloc.h."""
 
 
 def serve_forever(
@@ -87,6 +124,7 @@ def serve_forever(
     connections: ConnectionLimits | None = None,
 ) -> None:
     """Run until interrupted (uvicorn handles SIGINT/SIGTERM in the main thread)."""
+    keep_large_blocks_apart()
     make_server(app, log_level=log_level, connections=connections).run(sockets=[sock])
 
 
@@ -102,10 +140,11 @@ class BackgroundServer:
         port: int = 0,
         start_timeout: float = 10.0,
         connections: ConnectionLimits | None = None,
+        implementation: HttpImplementation | None = None,
     ) -> None:
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
-        self.server = make_server(app, connections=connections)
+        self.server = make_server(app, connections=connections, implementation=implementation)
         self.start_timeout = start_timeout
         self.thread = threading.Thread(
             target=self.server.run,

@@ -21,10 +21,12 @@ import os
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, unquote_to_bytes, urlsplit
+
+import orjson
 
 from toolcall_spec.host.fixtures import FIXTURE_FILES, load_fixture
 from toolcall_spec.http.errors import ApiError, invalid
@@ -196,6 +198,17 @@ def _read_beneath(root: Path, parts: tuple[str, ...], max_bytes: int) -> bytes:
 
 
 def conformance_fixtures() -> dict[str, SuiteLoader]:
-    """Every conformance fixture this package ships, each loaded fresh per run from the same
+    """Every conformance fixture this package ships, each a fresh copy per run of the same
     package data the conformance legs use (``toolcall_spec.host.fixtures``)."""
-    return {fixture_id: partial(load_fixture, fixture_id) for fixture_id in FIXTURE_FILES}
+    return {fixture_id: partial(_fresh_fixture, fixture_id) for fixture_id in FIXTURE_FILES}
+
+
+@cache
+def _checked_fixture(fixture_id: str) -> bytes:
+    """The fixture read once through the checked reader (``load_fixture``), as JSON text."""
+    return orjson.dumps(load_fixture(fixture_id))
+
+
+def _fresh_fixture(fixture_id: str) -> Any:
+    """A copy for one run, parsed from text already checked: no second scan for repeats."""
+    return orjson.loads(_checked_fixture(fixture_id))
