@@ -12,7 +12,6 @@ Deadlines are absolute, not idle timers: trickling a byte at a time does not ext
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -59,26 +58,6 @@ BUSY = _plain_answer(
 
 
 HttpImplementation = Literal["httptools", "h11"]
-
-
-def guarded_protocol(
-    limits: ConnectionLimits, implementation: HttpImplementation = "httptools"
-) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP/1.1 protocol, httptools (C parser) or h11 (pure Python), with ``limits``
-    (pass it as ``uvicorn.Config(http=...)``)."""
-    base: type[asyncio.Protocol] = GuardedH11Protocol
-    if implementation == "httptools":
-        from toolcall_spec.http.connections_httptools import (  # noqa: PLC0415
-            GuardedHttpToolsProtocol,
-        )
-
-        base = GuardedHttpToolsProtocol
-    return type(f"{base.__name__}Limited", (base,), {"limits": limits})
-
-
-def default_implementation() -> HttpImplementation:
-    """httptools when installed (the ``http`` extra brings it), else h11."""
-    return "httptools" if importlib.util.find_spec("httptools") else "h11"
 
 
 class ReadGuard:

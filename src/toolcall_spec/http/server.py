@@ -4,8 +4,10 @@ before uvicorn starts, so port 0 works and the real URL is known up front."""
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import ctypes.util
+import importlib.util
 import ipaddress
 import socket
 import threading
@@ -15,15 +17,30 @@ from typing import Any
 
 import uvicorn
 
-from toolcall_spec.http.connections import (
-    ConnectionLimits,
-    HttpImplementation,
-    default_implementation,
-    guarded_protocol,
-)
+from toolcall_spec.http.connections import ConnectionLimits, GuardedH11Protocol, HttpImplementation
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 """Open event streams are closed after this long at shutdown, instead of holding it forever."""
+
+
+def guarded_protocol(
+    limits: ConnectionLimits, implementation: HttpImplementation = "httptools"
+) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol, httptools (C parser) or h11 (pure Python), with ``limits``
+    (pass it as ``uvicorn.Config(http=...)``)."""
+    base: type[asyncio.Protocol] = GuardedH11Protocol
+    if implementation == "httptools":
+        from toolcall_spec.http.connections_httptools import (  # noqa: PLC0415
+            GuardedHttpToolsProtocol,
+        )
+
+        base = GuardedHttpToolsProtocol
+    return type(f"{base.__name__}Limited", (base,), {"limits": limits})
+
+
+def default_implementation() -> HttpImplementation:
+    """httptools when installed (the ``http`` extra brings it), else h11."""
+    return "httptools" if importlib.util.find_spec("httptools") else "h11"
 
 
 def bind(host: str, port: int) -> socket.socket:
