@@ -28,7 +28,6 @@ import uuid
 import zlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 import anyio.to_thread
@@ -41,6 +40,7 @@ from starlette.routing import Route
 from toolcall_spec.analytics.ingest import MAX_BODY_BYTES, ingest_body, refused
 from toolcall_spec.analytics.store import EventStore, StoreError, event_row
 from toolcall_spec.analytics.store.layout import Row
+from toolcall_spec.clock import utc_now
 from toolcall_spec.http.auth import bearer_token
 from toolcall_spec.typed import IngestAnswer
 
@@ -182,7 +182,7 @@ def accepted_events(raw: bytes) -> tuple[IngestAnswer, list[dict[str, Any]]]:
 
 
 def rows_of(events: Sequence[Mapping[str, Any]], project: str) -> list[Row]:
-    now = datetime.now(timezone.utc)
+    now = utc_now()
     return [event_row(event, project, now) for event in events]
 
 

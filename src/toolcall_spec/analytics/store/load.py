@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import BinaryIO
 
 from toolcall_spec.analytics.ingest import EVENT_KIND, checked_event, rejection, warning
 from toolcall_spec.analytics.store.base import EventStore
 from toolcall_spec.analytics.store.layout import Row, event_row
 from toolcall_spec.catalog import validator
+from toolcall_spec.clock import utc_now
 from toolcall_spec.loading import iter_jsonl
 from toolcall_spec.typed import EventRejection, EventWarning
 
@@ -45,7 +45,7 @@ def load_jsonl(
     is_valid = validator(EVENT_KIND).is_valid  # the hot loop: a valid line needs nothing else
     counts = LoadCounts()
     chunk: list[Row] = []
-    now = datetime.now(timezone.utc)
+    now = utc_now()
     for index, (number, value, error) in enumerate(iter_jsonl(handle)):
         if error is None and is_valid(value):
             event = value
