@@ -362,3 +362,31 @@ def test_schema_keywords_the_precheck_cannot_translate_are_refused() -> None:
     ):
         with pytest.raises(UnsupportedSchemaError):
             build_precheck({**base, "properties": {"m": member}}, {})
+
+
+@FAITHFUL
+@pytest.mark.requirement("toolcall-spec.requirement.input.no-repeated-members")
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the plain repeat: msgspec would keep the second value
+        b'{"source":"widget","source":"server",',
+        # a repeat inside an open object
+        b'{"source":"server","input_values":{"a":1,"a":2},',
+        # a repeat whose missing count a quote-colon written as \u0022 would make up for
+        b'{"source":"server","source":"server","metadata":{"x":"y\\u0022:"},',
+        # a repeat whose count a spaced colon would hide
+        b'{"source" :"server","source":"server",',
+    ],
+)
+def test_the_precheck_never_settles_a_line_that_repeats_a_member(line: bytes) -> None:
+    """What the pre-check settles skips the full path, so a repeated member must never be
+    settled: each of these decodes (last wins) into a valid event, which the pre-check settles
+    once the repeat is taken out."""
+    rest = orjson.dumps({**{k: v for k, v in VALID_EVENT.items() if k != "source"}, "status": "ok"})
+    rest = rest.replace(b'"status":"ok"', b'"status":"success"')
+    raw = line + rest[1:]
+    assert event_precheck().accepts(raw) is False
+    assert full_path_accepts(raw) is False
+    once = orjson.dumps(orjson.loads(raw))  # the same event, each member once
+    assert event_precheck().accepts(once) is True

@@ -39,12 +39,7 @@ from typing import Annotated, Any, BinaryIO, Literal, cast
 import msgspec
 
 from toolcall_spec.catalog import SCHEMA_FILES, Kind, all_schemas, load_schema
-from toolcall_spec.loading import (
-    iter_jsonl_blocks,
-    member_count,
-    name_token_count,
-    parse_jsonl_line,
-)
+from toolcall_spec.loading import iter_jsonl_blocks, parse_jsonl_line
 
 ProgressCallback = Callable[[int, int, int], None]
 EVENT_KIND: Kind = "tool-call-event"
@@ -81,14 +76,8 @@ class PatternCheck:
 class Precheck:
     """Settles a block of raw lines: which of them are valid events with nothing to report."""
 
-    def __init__(
-        self,
-        decode: Callable[[bytes], Any],
-        patterns: Sequence[PatternCheck],
-        tag_members: int = 0,
-    ) -> None:
+    def __init__(self, decode: Callable[[bytes], Any], patterns: Sequence[PatternCheck]) -> None:
         self._decode = decode
-        self._tag_members = tag_members  # a tagged struct's tag member is not among its fields
         members = [p.member for p in patterns]
         self._pick: Callable[[Any], tuple[Any, ...]] | None = None
         if len(members) > 1:
@@ -107,7 +96,7 @@ class Precheck:
         rows: list[tuple[Any, ...] | None] = []  # each decoded event's pattern members
         unsettled: list[int] = []
         append = rows.append
-        tag_members = self._tag_members
+        encode = _ENCODER.encode
         for raw in lines:
             try:
                 event = decode(raw)  # type: ignore[arg-type]  # None: caught
@@ -115,10 +104,9 @@ class Precheck:
                 unsettled.append(len(rows))
                 append(None)
                 continue
-            # msgspec keeps the last of repeated members: a line that may repeat one (its name
-            # count says more members than were decoded) is left to the full path, which refuses
-            # repeats (toolcall_spec.loading.repeated_member).
-            if name_token_count(raw) != _members_decoded(event) + tag_members:  # type: ignore[arg-type]
+            # msgspec keeps the last of repeated members: a line that may repeat one is left to
+            # the full path, which refuses repeats (toolcall_spec.loading.repeated_member).
+            if may_repeat_a_member(raw, encode(event)):  # type: ignore[arg-type]
                 unsettled.append(len(rows))
                 append(None)
                 continue
@@ -148,15 +136,22 @@ class Precheck:
         return not self.unsettled([raw])
 
 
-def _members_decoded(event: msgspec.Struct) -> int:
-    """The members of a decoded event: its fields that were present, and every member of the
-    objects inside them."""
-    values = msgspec.structs.astuple(event)
-    count = len(values) - values.count(_UNSET)
-    for value in values:
-        if type(value) is dict or type(value) is list:
-            count += member_count(value)
-    return count
+_ENCODER = msgspec.json.Encoder()
+
+
+def may_repeat_a_member(raw: bytes, decoded: bytes) -> bool:
+    """Whether the JSON line ``raw`` may name a member twice in one object, given ``decoded``:
+    the re-encoding of what msgspec decoded from it (one member per name, the last one kept).
+
+    Outside strings a JSON text has one colon per member; inside, a colon is written as itself
+    unless escaped as ``\\u003a``. So when ``raw`` has no ``\\u`` escape, its colons are its
+    members plus every colon of its strings, the dropped repeats' too, while ``decoded`` (which
+    escapes no colon) has the kept members plus the kept strings' colons: equal counts leave no
+    room for a dropped member. A backslash is looked for first (one memchr: most lines have
+    none), then the two colon counts, all in C."""
+    if b"\\" in raw and b"\\u" in raw:
+        return True
+    return raw.count(b":") != decoded.count(b":")
 
 
 ColumnCheck = Callable[[Sequence[str]], bool]
@@ -226,7 +221,7 @@ def build_precheck(schema: dict[str, Any], defs: dict[str, dict[str, Any]]) -> P
             patterns.append(PatternCheck(name, pattern, name in required))
     variants = _variants(schema, fields, required)
     decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(variants)
-    return Precheck(decoder.decode, patterns, tag_members=1 if "if" in schema else 0)
+    return Precheck(decoder.decode, patterns)
 
 
 def _variants(schema: dict[str, Any], fields: dict[str, Any], required: set[str]) -> Any:
