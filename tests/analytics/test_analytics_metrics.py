@@ -10,6 +10,7 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.documents import numbered_event
 from support.repo import EXAMPLES
 from support.strategies.analytics_inputs import small_events
 
@@ -18,16 +19,7 @@ from toolcall_spec.analytics.metrics import error_metrics, jsonl_error_metrics
 RATE = pytest.mark.requirement("toolcall-spec.requirement.analytics.error-rate")
 
 
-def call(number: int, **members: Any) -> dict[str, Any]:
-    return {
-        "event_id": f"00000000-0000-4000-8000-{number:012d}",
-        "event_type": "tool_call",
-        "trace_id": "t",
-        "session_id": "s",
-        "timestamp": "2026-11-30T12:00:00Z",
-        "source": "server",
-        **members,
-    }
+call = numbered_event
 
 
 @RATE

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support.cli import run_cli
+from support.documents import numbered_event
 from support.repo import EXAMPLES
 from support.strategies.analytics_inputs import defective_events, repairable_events, small_events
 
@@ -28,16 +29,7 @@ def stream(*lines: bytes) -> io.BytesIO:
 
 
 def good(number: int) -> bytes:
-    return orjson.dumps(
-        {
-            "event_id": f"00000000-0000-4000-8000-{number:012d}",
-            "event_type": "tool_call",
-            "trace_id": "t",
-            "session_id": "s",
-            "timestamp": "2026-11-30T12:00:00Z",
-            "source": "server",
-        }
-    )
+    return orjson.dumps(numbered_event(number))
 
 
 @PER_EVENT

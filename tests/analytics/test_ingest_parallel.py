@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.cli import run_cli
+from support.documents import numbered_event
 
 from toolcall_spec.analytics import ingest_parallel
 from toolcall_spec.analytics.ingest import MAX_KEPT_REJECTIONS, ingest_jsonl, iter_jsonl_rejections
@@ -29,16 +30,7 @@ AS_SENT = pytest.mark.requirement("toolcall-spec.requirement.ingest.indices-as-s
 
 
 def event(number: int, **changes: Any) -> dict[str, Any]:
-    return {
-        "event_id": f"00000000-0000-4000-8000-{number:012d}",
-        "event_type": "tool_call",
-        "trace_id": "t",
-        "session_id": "s",
-        "timestamp": "2026-11-30T12:00:00Z",
-        "source": "server",
-        "status": "success",
-        **changes,
-    }
+    return numbered_event(number, **{"status": "success", **changes})
 
 
 KINDS_OF_LINE: dict[str, Callable[[int], bytes]] = {

@@ -112,3 +112,17 @@ def variant(kind: Kind, *changes: tuple[tuple[str | int, ...], Any]) -> dict[str
         else:
             parent[path[-1]] = value
     return document
+
+
+def numbered_event(number: int, **members: Any) -> dict[str, Any]:
+    """A minimal valid ``tool_call`` event whose ``event_id`` carries ``number`` (so events in a
+    stream stay apart), with ``members`` added or replaced; no ``status`` unless given."""
+    return {
+        "event_id": f"00000000-0000-4000-8000-{number:012d}",
+        "event_type": "tool_call",
+        "trace_id": "t",
+        "session_id": "s",
+        "timestamp": NOW,
+        "source": "server",
+        **members,
+    }
