@@ -81,7 +81,7 @@ def repeated_member(raw: bytes, value: Any) -> str | None:
 
 
 def _repeated_slowly(raw: bytes, value: Any) -> str | None:
-    if name_token_count(raw) == member_count(value):
+    if _name_tokens(raw) == _member_count(value):
         return None
     found = _first_repeat(raw)
     if found is None:
@@ -94,14 +94,14 @@ def _repeated_slowly(raw: bytes, value: Any) -> str | None:
     )
 
 
-def name_token_count(raw: bytes) -> int:
+def _name_tokens(raw: bytes) -> int:
     """At least the number of member names written in the JSON text ``raw`` (see ``_KEY_END``)."""
     if _SPACED_KEY_END.search(raw) is None:
         return raw.count(b'":')
     return len(_KEY_END.findall(raw))
 
 
-def member_count(value: Any) -> int:
+def _member_count(value: Any) -> int:
     """Members of every object in ``value``, counted without recursion (any depth)."""
     count = 0
     stack = [value]

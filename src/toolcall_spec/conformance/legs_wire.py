@@ -320,46 +320,6 @@ def fixture_runs_gated(adapter: HostAdapter, ctx: Context) -> Verdict:
     return passed(f"{served} served, the new call a miss; misuse refused")
 
 
-LEGS: tuple[Leg, ...] = (
-    Leg(
-        "toolcall-spec.requirement.wire.run-id-projection",
-        "run paths take projected and percent-encoded ids; links are projected",
-        run_id_projection,
-        Gate(seams=("HTTP wire",)),  # in process the leg is inapplicable
-    ),
-    Leg(
-        "toolcall-spec.requirement.wire.snapshot-members",
-        "the snapshot has runs.md's required members, no others, and no suite content",
-        snapshot_members,
-    ),
-    Leg(
-        "toolcall-spec.requirement.wire.run-bracket",
-        "run.started first echoing the owner; eval.completed once, then run.completed last",
-        run_bracket,
-    ),
-    Leg(
-        "toolcall-spec.requirement.wire.eval-scored-closed",
-        "eval.scored carries upstream's members only",
-        eval_scored_closed,
-    ),
-    Leg(
-        "toolcall-spec.requirement.wire.run-options",
-        "configurable, tags, metadata accepted and surfaced; invalid ones refused",
-        run_options,
-    ),
-    Leg(
-        "openwop.requirement.0251.eval-modes-gated",
-        "evalModes and baselineRunId only with baselineSelection; checked when advertised",
-        eval_modes_gated,
-    ),
-    Leg(
-        "openwop.requirement.0252.fixture-runs-gated",
-        "fixtureRuns only with recordedFixtures; recorded calls served under onMiss fail",
-        fixture_runs_gated,
-    ),
-)
-
-
 # -- the discovery document --------------------------------------------------------------------
 
 VERSION = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
@@ -473,4 +433,43 @@ DISCOVERY_LEG = Leg(
 )
 """Upstream's discovery rules checked from the document alone, so the leg holds any host to them."""
 
-LEGS = (*LEGS, DISCOVERY_LEG)
+
+LEGS: tuple[Leg, ...] = (
+    Leg(
+        "toolcall-spec.requirement.wire.run-id-projection",
+        "run paths take projected and percent-encoded ids; links are projected",
+        run_id_projection,
+        Gate(seams=("HTTP wire",)),  # in process the leg is inapplicable
+    ),
+    Leg(
+        "toolcall-spec.requirement.wire.snapshot-members",
+        "the snapshot has runs.md's required members, no others, and no suite content",
+        snapshot_members,
+    ),
+    Leg(
+        "toolcall-spec.requirement.wire.run-bracket",
+        "run.started first echoing the owner; eval.completed once, then run.completed last",
+        run_bracket,
+    ),
+    Leg(
+        "toolcall-spec.requirement.wire.eval-scored-closed",
+        "eval.scored carries upstream's members only",
+        eval_scored_closed,
+    ),
+    Leg(
+        "toolcall-spec.requirement.wire.run-options",
+        "configurable, tags, metadata accepted and surfaced; invalid ones refused",
+        run_options,
+    ),
+    Leg(
+        "openwop.requirement.0251.eval-modes-gated",
+        "evalModes and baselineRunId only with baselineSelection; checked when advertised",
+        eval_modes_gated,
+    ),
+    Leg(
+        "openwop.requirement.0252.fixture-runs-gated",
+        "fixtureRuns only with recordedFixtures; recorded calls served under onMiss fail",
+        fixture_runs_gated,
+    ),
+    DISCOVERY_LEG,
+)
