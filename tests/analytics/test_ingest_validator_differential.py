@@ -28,6 +28,7 @@ from toolcall_spec.analytics.ingest import (
     rejection,
 )
 from toolcall_spec.analytics.precheck import (
+    GROUP_LINES,
     STRICT_DATE_TIME,
     UnsupportedSchemaError,
     build_precheck,
@@ -390,3 +391,19 @@ def test_the_precheck_never_settles_a_line_that_repeats_a_member(line: bytes) ->
     assert full_path_accepts(raw) is False
     once = orjson.dumps(orjson.loads(raw))  # the same event, each member once
     assert event_precheck().accepts(once) is True
+
+
+@FAITHFUL
+@pytest.mark.requirement("toolcall-spec.requirement.input.no-repeated-members")
+@pytest.mark.parametrize("at", [0, 77, GROUP_LINES - 1, GROUP_LINES, 2 * GROUP_LINES + 5])
+def test_one_repeat_among_many_valid_lines_is_the_only_line_left_unsettled(at: int) -> None:
+    """The repeat guard runs once per group of lines; a group that fails it is looked at line
+    by line, so exactly the line with the repeat is left to the full path, wherever it sits."""
+    valid = [
+        orjson.dumps({**VALID_EVENT, "status": "success", "latency_ms": float(n)})
+        for n in range(3 * GROUP_LINES)
+    ]
+    repeat = valid[at][:-1] + b',"source":"server"}'
+    assert full_path_accepts(repeat) is False
+    lines: list[bytes | None] = [*valid[:at], repeat, *valid[at + 1 :]]
+    assert event_precheck().unsettled(lines) == [at]

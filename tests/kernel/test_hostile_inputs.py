@@ -18,8 +18,14 @@ from support.cli import CLI, run_cli
 from toolcall_spec.analytics.ingest import ingest_body, ingest_jsonl
 from toolcall_spec.host import ReferenceHost, RunRefused
 from toolcall_spec.host.fixtures import load_fixture
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.loading import DocumentError, iter_jsonl, parse_json
-from toolcall_spec.validation import MAX_DEPTH, validate
+from toolcall_spec.validation import (
+    MAX_DEPTH,
+    structure_problems,
+    validate,
+    within_structure_limits,
+)
 
 REPEATS = pytest.mark.requirement("toolcall-spec.requirement.input.no-repeated-members")
 DEPTH = pytest.mark.requirement("toolcall-spec.requirement.input.max-depth")
@@ -201,6 +207,48 @@ def test_integers_beyond_64_bits_from_the_python_api_are_refused_with_a_path() -
         ReferenceHost().create_run(suite)
     edge = suite_with_response({"content": [], "low": -(2**63), "high": 2**64 - 1})
     assert validate(edge, "suite") == []
+
+
+_edge_integers = st.sampled_from([0, -(2**63), 2**64 - 1, -(2**63) - 1, 2**64, 10**80, True])
+_nested = st.recursive(
+    st.one_of(st.none(), st.floats(allow_nan=False), st.text(max_size=3), _edge_integers),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@DEPTH
+@INTEGERS
+@settings(max_examples=400)
+@given(_nested, st.integers(min_value=0, max_value=4))
+def test_the_quick_structure_walk_agrees_with_the_located_one(document: Any, limit: int) -> None:
+    """``within_structure_limits`` (no paths, every ingested event pays for it) says yes exactly
+    when the walk that names the first problem finds none, at every limit from 0 to 4 levels.
+    Caught mutations: a limit off by one, a narrower integer range, list items not walked."""
+    expected = _located_problems(document, limit)
+    assert within_structure_limits(document, limit) == (not expected)
+    problems = structure_problems(document, limit)
+    assert [problem.path for problem in problems] == [
+        format_path(expected[0]) for _ in expected[:1]
+    ]
+
+
+def _located_problems(document: Any, limit: int) -> list[tuple[str | int, ...]]:
+    """The plain recursive reading of the limits, with paths: the reference for the quick walk."""
+
+    def walk(node: Any, depth: int, path: tuple[str | int, ...]) -> list[tuple[str | int, ...]]:
+        if type(node) is int and not -(2**63) <= node < 2**64:
+            return [path]
+        if not isinstance(node, (dict, list)):
+            return []
+        if depth == limit:
+            return [path]
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        return [found for key, child in items for found in walk(child, depth + 1, (*path, key))]
+
+    return walk(document, 0, ())
 
 
 # --- standard input -----------------------------------------------------------------------------

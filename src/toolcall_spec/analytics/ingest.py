@@ -47,7 +47,11 @@ from toolcall_spec.catalog import Kind, load_schema, registry, validator
 from toolcall_spec.json_paths import format_path
 from toolcall_spec.loading import DocumentError, parse_json
 from toolcall_spec.typed import BatchError, EventRejection, EventWarning, IngestAnswer
-from toolcall_spec.validation import schema_problems, structure_problems
+from toolcall_spec.validation import (
+    schema_error_problems,
+    structure_problems,
+    within_structure_limits,
+)
 
 MAX_BATCH_EVENTS = 1_000
 """Most events a batch may hold (Yavio's ``IngestBatch``: ``events`` 1 to 1,000)."""
@@ -87,10 +91,11 @@ def event_issues(event: Any) -> list[str]:
     structure limits every reader applies (depth, integer range), then the schema. The compiled
     jsonschema-rs validator answers ``is_valid`` first; errors are collected only for the events
     that fail."""
-    problems = structure_problems(event)
-    if not problems and validator(EVENT_KIND).is_valid(event):
+    if not within_structure_limits(event):
+        return [str(problem) for problem in structure_problems(event)]
+    if validator(EVENT_KIND).is_valid(event):
         return []
-    return [str(problem) for problem in problems or schema_problems(event, EVENT_KIND)]
+    return [str(problem) for problem in schema_error_problems(event, EVENT_KIND)]
 
 
 def repair_event(event: Any) -> tuple[Any, list[str]]:
@@ -316,7 +321,7 @@ def iter_jsonl_rejections(
     is_valid = validator(EVENT_KIND).is_valid  # the hot loop: one lookup, not one per line
     # The pre-check settles (and counts) most valid events from their bytes; the rest come here.
     for index, number, value, error in iter_unsettled_events(handle, counts, on_progress):
-        if error is None and is_valid(value) and not structure_problems(value):
+        if error is None and is_valid(value) and within_structure_limits(value):
             counts[0] += 1  # the hot path: nothing else for a valid line
         else:
             rejected = _checked_line(index, number, value, error, counts=counts, warnings=warnings)

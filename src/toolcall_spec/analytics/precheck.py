@@ -33,13 +33,13 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
-from operator import attrgetter, itemgetter
-from typing import Annotated, Any, BinaryIO, Literal, cast
+from operator import attrgetter
+from typing import Annotated, Any, BinaryIO, Literal
 
 import msgspec
 
 from toolcall_spec.catalog import SCHEMA_FILES, Kind, all_schemas, load_schema
-from toolcall_spec.loading import iter_jsonl_blocks, parse_jsonl_line
+from toolcall_spec.loading import colons_rule_out_repeats, iter_jsonl_blocks, parse_jsonl_line
 
 ProgressCallback = Callable[[int, int, int], None]
 EVENT_KIND: Kind = "tool-call-event"
@@ -73,62 +73,82 @@ class PatternCheck:
     required: bool  # present in every event the decoder accepts
 
 
+ColumnCheck = Callable[[Sequence[str]], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class _ColumnPattern:
+    """A ``PatternCheck`` ready to run: how to read the member, and its two checks."""
+
+    member: Callable[[Any], Any]
+    column_ok: ColumnCheck  # every value of a column at once
+    value: re.Pattern[str]  # one value, to find which ones fail
+    required: bool
+
+
 class Precheck:
     """Settles a block of raw lines: which of them are valid events with nothing to report."""
 
     def __init__(self, decode: Callable[[bytes], Any], patterns: Sequence[PatternCheck]) -> None:
-        self._decode = decode
-        members = [p.member for p in patterns]
-        self._pick: Callable[[Any], tuple[Any, ...]] | None = None
-        if len(members) > 1:
-            self._pick = attrgetter(*members)
-        elif members:
-            one = attrgetter(members[0])
-            self._pick = lambda event: (one(event),)
+        self.decode = decode
+        """The typed decoder alone: raises on a line it cannot vouch for (no repeat guard, no
+        pattern checks)."""
         self._patterns = [
-            (_column_check(p.regex), re.compile(p.regex), p.required) for p in patterns
+            _ColumnPattern(
+                attrgetter(p.member), _column_check(p.regex), re.compile(p.regex), p.required
+            )
+            for p in patterns
         ]
 
     def unsettled(self, lines: Sequence[bytes | None]) -> list[int]:
         """Positions (in ``lines``) of the lines this check does not accept, in order."""
-        decode = self._decode
-        pick = self._pick or _nothing
-        rows: list[tuple[Any, ...] | None] = []  # each decoded event's pattern members
         unsettled: list[int] = []
-        append = rows.append
-        encode = _ENCODER.encode
-        for raw in lines:
-            try:
-                event = decode(raw)  # type: ignore[arg-type]  # None: caught
-            except _SETTLE_ERRORS:
-                unsettled.append(len(rows))
-                append(None)
-                continue
-            # msgspec keeps the last of repeated members: a line that may repeat one is left to
-            # the full path, which refuses repeats (toolcall_spec.loading.repeated_member).
-            if may_repeat_a_member(raw, encode(event)):  # type: ignore[arg-type]
-                unsettled.append(len(rows))
-                append(None)
-                continue
-            append(pick(event))
-        if self._pick is None:
-            return unsettled
-        refused = self._pattern_refusals(rows, bool(unsettled))
-        return sorted(set(unsettled) | refused) if refused else unsettled
+        for start in range(0, len(lines), GROUP_LINES):
+            group = lines[start : start + GROUP_LINES]
+            unsettled += (start + offset for offset in self._group_unsettled(group))
+        return unsettled
 
-    def _pattern_refusals(self, rows: list[tuple[Any, ...] | None], gaps: bool) -> set[int]:
-        """Positions whose pattern members do not match: one regex call per member and block
-        (a call per value costs as much as decoding the event); only a block that fails is
-        looked at event by event."""
-        present = (
-            [row for row in rows if row is not None] if gaps else cast(list[tuple[Any, ...]], rows)
-        )
+    def _group_unsettled(self, group: Sequence[bytes | None]) -> list[int]:
+        """``unsettled`` for a group of lines whose decoded events are held at once: the repeat
+        guard and the pattern checks run once for the whole group, and event by event only
+        when the group fails them."""
+        decode = self.decode
+        failed: list[int] = []
+        events: list[Any] = []
+        raws: list[bytes] = []
+        for offset, raw in enumerate(group):
+            try:
+                events.append(decode(raw))  # type: ignore[arg-type]  # None: caught
+            except _SETTLE_ERRORS:
+                failed.append(offset)
+                continue
+            raws.append(raw)  # type: ignore[arg-type]  # decoded, so bytes
+        if not events:
+            return failed
+        refused = self._pattern_refusals(events)
+        if may_repeat_in_group(raws, events):
+            encode = _ENCODER.encode
+            refused.update(
+                index
+                for index, (raw, event) in enumerate(zip(raws, events, strict=True))
+                if not colons_rule_out_repeats(raw, encode(event))
+            )
+        if not refused:
+            return failed
+        skipped = set(failed)
+        decoded = [offset for offset in range(len(group)) if offset not in skipped]
+        return sorted([*failed, *(decoded[index] for index in refused)])
+
+    def _pattern_refusals(self, events: list[Any]) -> set[int]:
+        """Indexes (in ``events``) of the events whose pattern members do not match: one check
+        per member and group (a regex call per value costs as much as decoding the event); only
+        a column that fails is looked at value by value."""
         refused: set[int] = set()
-        for member, (column_ok, value_regex, required) in enumerate(self._patterns):
-            column = list(map(itemgetter(member), present))
-            values = column if required else [v for v in column if v is not _UNSET]
-            if values and not column_ok(values):
-                refused.update(_refusals(rows, member, value_regex))
+        for pattern in self._patterns:
+            column = list(map(pattern.member, events))
+            values = column if pattern.required else [v for v in column if v is not _UNSET]
+            if values and not pattern.column_ok(values):
+                refused.update(_refusals(column, pattern.value))
         return refused
 
     def accepts(self, raw: bytes) -> bool:
@@ -138,23 +158,17 @@ class Precheck:
 
 _ENCODER = msgspec.json.Encoder()
 
-
-def may_repeat_a_member(raw: bytes, decoded: bytes) -> bool:
-    """Whether the JSON line ``raw`` may name a member twice in one object, given ``decoded``:
-    the re-encoding of what msgspec decoded from it (one member per name, the last one kept).
-
-    Outside strings a JSON text has one colon per member; inside, a colon is written as itself
-    unless escaped as ``\\u003a``. So when ``raw`` has no ``\\u`` escape, its colons are its
-    members plus every colon of its strings, the dropped repeats' too, while ``decoded`` (which
-    escapes no colon) has the kept members plus the kept strings' colons: equal counts leave no
-    room for a dropped member. A backslash is looked for first (one memchr: most lines have
-    none), then the two colon counts, all in C."""
-    if b"\\" in raw and b"\\u" in raw:
-        return True
-    return raw.count(b":") != decoded.count(b":")
+GROUP_LINES = 128
+"""Lines whose decoded events are held at once for the repeat guard: few enough to stay in the
+processor's cache (a whole block of events does not, and costs more than the guard saves)."""
 
 
-ColumnCheck = Callable[[Sequence[str]], bool]
+def may_repeat_in_group(raws: list[bytes], events: list[Any]) -> bool:
+    """Whether any of the lines ``raws`` may repeat a member, given ``events`` (what msgspec,
+    which keeps the last of repeated members, decoded from them): one join, one encoding and two
+    counts for the whole group (``colons_rule_out_repeats``: no line's count is below its
+    decoded count, so equal sums mean every line is equal)."""
+    return not colons_rule_out_repeats(b"".join(raws), _ENCODER.encode(events))
 
 
 def _column_check(regex: str) -> ColumnCheck:
@@ -187,19 +201,10 @@ def _uuids_ok(values: Sequence[str]) -> bool:
     return joined.count("-") == 4 * count and not joined.translate(_NOT_HEX)
 
 
-def _nothing(event: Any) -> None:
-    return None
-
-
-def _refusals(
-    rows: list[tuple[Any, ...] | None], member: int, regex: re.Pattern[str]
-) -> Iterator[int]:
-    for position, row in enumerate(rows):
-        if row is None:
-            continue
-        value = row[member]
+def _refusals(column: list[Any], regex: re.Pattern[str]) -> Iterator[int]:
+    for index, value in enumerate(column):
         if value is not _UNSET and ("\n" in value or not regex.fullmatch(value)):
-            yield position
+            yield index
 
 
 # --- from the schema ------------------------------------------------------------------------------
