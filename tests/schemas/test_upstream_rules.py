@@ -317,6 +317,6 @@ def test_a_planted_strictness_is_found_upstream_accepts_it() -> None:
     accepts = fast("run-event", {path: planted})
     document = _found(
         lambda d: not accepts(d) and not stricter_rules_refusing("run-event", d),
-        upstream_documents("run-event"),
+        upstream_documents("run-event", event_type="agent.tool-called"),
     )
     assert document["payload"]["principal"] == ""

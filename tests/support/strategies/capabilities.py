@@ -13,13 +13,13 @@ from support.strategies.values import (
     EVAL_MODES,
     LOWER,
     Draw,
-    _integers,
-    _json_objects,
-    _numbers,
-    _obj,
-    _text,
-    _word,
+    free_text,
+    json_integers,
+    json_numbers,
+    json_objects,
     json_values,
+    objects_of,
+    pattern_words,
 )
 from toolcall_spec.catalog import all_schemas
 
@@ -29,7 +29,7 @@ _witnesses = st.sampled_from(
     ["witnessable-unaided", "witnessable-gated", "seam-gated", "claims-check", "negative-existence"]
 )
 _minors = st.builds("{}.{}".format, st.integers(0, 99), st.integers(0, 99))
-_untils = _minors | st.dates().map(date.isoformat).filter(lambda d: len(d) == 10)
+untils = _minors | st.dates().map(date.isoformat).filter(lambda d: len(d) == 10)
 
 
 def _capability_records(
@@ -37,7 +37,7 @@ def _capability_records(
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Family records: ``until`` exactly when the record is not stable; ``facets`` beside the
     record members, and foreign facets too when the family is one this package leaves open."""
-    members = _obj(
+    members = objects_of(
         {"since": _minors, "witness": _witnesses},
         dict(facets or {}),
         open_values=json_values(1) if open_facets else None,
@@ -49,18 +49,18 @@ def _capability_records(
         record["status"] = draw(st.sampled_from(["stable", "experimental", "deprecated"]))
         record.pop("until", None)
         if record["status"] != "stable":
-            record["until"] = draw(_untils)
+            record["until"] = draw(untils)
         return record
 
     return records()
 
 
-_eval_suite_capability = _obj(
+_eval_suite_capability = objects_of(
     {},
     {
         "modes": st.lists(st.sampled_from(EVAL_MODES), unique=True),
-        "maxTasksPerSuite": _integers(1),
-        "maxCostUsdPerSuite": _numbers(0),
+        "maxTasksPerSuite": json_integers(1),
+        "maxCostUsdPerSuite": json_numbers(0),
         "fixtureMatching": st.booleans(),
         "fixtureErrors": st.booleans(),
         "baselineSelection": st.booleans(),
@@ -84,30 +84,30 @@ UNCHECKED_AGENT_FACETS = tuple(
     if set(member) == {"description"}
 )
 _extension_keys = st.builds(
-    "{}.{}".format, _word(LOWER, LOWER + DIGITS, 5), _word(LOWER, LOWER + DIGITS, 5)
+    "{}.{}".format, pattern_words(LOWER, LOWER + DIGITS, 5), pattern_words(LOWER, LOWER + DIGITS, 5)
 )
 
 capabilities = st.tuples(
-    _obj(
+    objects_of(
         {
             "protocolVersions": st.lists(_minors, min_size=1, max_size=3, unique=True),
             "preferredVersion": _minors,
         },
         {
             "protocolVersion": _minors,
-            "extensions": st.dictionaries(_extension_keys, _json_objects, max_size=2),
-            "implementation": _obj(
+            "extensions": st.dictionaries(_extension_keys, json_objects, max_size=2),
+            "implementation": objects_of(
                 {},
                 {
-                    "name": _text(),
-                    "version": _text(),
-                    "vendor": _text(),
+                    "name": free_text(),
+                    "version": free_text(),
+                    "vendor": free_text(),
                     "url": st.just("https://example.com/h"),
                 },
             ),
-            "engineVersion": _integers(0),
-            "eventLogSchemaVersion": _integers(2),
-            "conformance": _obj(
+            "engineVersion": json_integers(0),
+            "eventLogSchemaVersion": json_integers(2),
+            "conformance": objects_of(
                 {},
                 {
                     "mockAgent": st.booleans(),
@@ -115,7 +115,7 @@ capabilities = st.tuples(
                     "seamsProfile": st.just("openwop-conformance-seams-v2"),
                 },
             ),
-            "fixtures": st.lists(_text(1), max_size=3, unique=True),
+            "fixtures": st.lists(free_text(1), max_size=3, unique=True),
             "agents": _capability_records(
                 {
                     "evalSuite": _eval_suite_capability,

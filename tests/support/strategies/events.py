@@ -6,45 +6,45 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from support.strategies.ids import _opaque, author_ids, event_ids, owners, run_ids
-from support.strategies.suites import _semver
+from support.strategies.ids import author_ids, event_ids, opaque_values, owners, run_ids
+from support.strategies.suites import semvers
 from support.strategies.values import (
     DIGITS,
     EVAL_MODES,
     LOWER,
     Draw,
-    _integers,
-    _json_objects,
-    _numbers,
-    _obj,
-    _text,
-    _word,
+    free_text,
+    json_integers,
+    json_numbers,
+    json_objects,
     json_values,
+    objects_of,
+    pattern_words,
     timestamps,
 )
 from toolcall_spec.catalog import all_schemas
 
 # --- run events ---------------------------------------------------------------------------------
 
-_error_objects = _obj(
-    {"code": _text(1), "message": _text(1)},
-    {"details": _json_objects, "retryable": st.booleans()},
+error_objects = objects_of(
+    {"code": free_text(1), "message": free_text(1)},
+    {"details": json_objects, "retryable": st.booleans()},
 )
 
-_tool_called = _obj(
-    {"agentId": author_ids, "toolName": _text(1), "callId": _text(1)},
+_tool_called = objects_of(
+    {"agentId": author_ids, "toolName": free_text(1), "callId": free_text(1)},
     {
         "inputs": json_values(),
-        "argsHash": st.text("0123456789abcdef", min_size=64, max_size=64) | _text(),
-        "principal": _text(),
+        "argsHash": st.text("0123456789abcdef", min_size=64, max_size=64) | free_text(),
+        "principal": free_text(),
         "transport": st.sampled_from(["mcp", "http", "native"]),
-        "causationHostId": _text(1),
+        "causationHostId": free_text(1),
     },
 )
 
-_tool_returned_base = _obj(
-    {"agentId": author_ids, "toolName": _text(1), "callId": _text(1)},
-    {"causationHostId": _text(1)},
+_tool_returned_base = objects_of(
+    {"agentId": author_ids, "toolName": free_text(1), "callId": free_text(1)},
+    {"causationHostId": free_text(1)},
 )
 
 
@@ -56,21 +56,21 @@ def _tool_returned_payloads(draw: Draw) -> dict[str, Any]:
     if shape == "success":
         status = draw(st.sampled_from([None, "ok"]))
         if draw(st.booleans()):
-            payload["outcome"] = draw(_opaque)
+            payload["outcome"] = draw(opaque_values)
     elif shape == "failure":
         status = draw(st.sampled_from([None, "error"]))
-        payload["error"] = draw(_error_objects)
+        payload["error"] = draw(error_objects)
     elif shape == "refusal":
         status = draw(st.sampled_from(["forbidden", "rate_limited"]))
         member = draw(st.sampled_from([None, "error", "outcome"]))
         if member == "error":
-            payload["error"] = draw(_error_objects)
+            payload["error"] = draw(error_objects)
         elif member == "outcome":
             payload["outcome"] = draw(json_values())
     if status is not None:
         payload["status"] = status
     if status not in ("forbidden", "rate_limited") and draw(st.booleans()):
-        payload["durationMs"] = draw(_integers(0))
+        payload["durationMs"] = draw(json_integers(0))
     return payload
 
 
@@ -79,60 +79,60 @@ tool_returned_payloads = _tool_returned_payloads()
 (``error``), a refusal (``forbidden``/``rate_limited``, no ``durationMs``), or neither."""
 
 PAYLOADS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
-    "run.started": _obj(
+    "run.started": objects_of(
         {"workflowId": author_ids},
         {
-            "inputs": _json_objects,
+            "inputs": json_objects,
             "transport": st.sampled_from(["rest", "mcp", "a2a", "ui"]),
-            "engineVersion": _integers(0),
+            "engineVersion": json_integers(0),
             "owner": owners,
-            "tags": st.lists(_text(), max_size=2),
-            "metadata": _json_objects,
+            "tags": st.lists(free_text(), max_size=2),
+            "metadata": json_objects,
         },
     ),
-    "run.completed": _obj({"outputs": _json_objects}, {"durationMs": _integers(0)}),
-    "run.failed": _obj(
-        {"error": _error_objects}, {"failedNodeId": author_ids, "durationMs": _integers(0)}
+    "run.completed": objects_of({"outputs": json_objects}, {"durationMs": json_integers(0)}),
+    "run.failed": objects_of(
+        {"error": error_objects}, {"failedNodeId": author_ids, "durationMs": json_integers(0)}
     ),
     "agent.tool-called": _tool_called,
     "agent.tool-returned": tool_returned_payloads,
-    "eval.started": _obj(
+    "eval.started": objects_of(
         {
-            "suiteId": _text(1),
-            "suiteVersion": _text(1),
-            "taskCount": _integers(0),
+            "suiteId": free_text(1),
+            "suiteVersion": free_text(1),
+            "taskCount": json_integers(0),
             "modes": st.lists(st.sampled_from(EVAL_MODES), unique=True),
         },
         {
             "baselineRunId": run_ids,
             "fixtureRuns": st.dictionaries(
-                _word(LOWER + DIGITS, LOWER + DIGITS + "-"), run_ids, min_size=1, max_size=2
+                pattern_words(LOWER + DIGITS, LOWER + DIGITS + "-"), run_ids, min_size=1, max_size=2
             ),
         },
     ),
-    "eval.scored": _obj(
-        {"taskId": _text(1), "score": _numbers(0, 1), "passed": st.booleans()},
+    "eval.scored": objects_of(
+        {"taskId": free_text(1), "score": json_numbers(0, 1), "passed": st.booleans()},
         {
-            "costUsd": _numbers(0),
-            "latencyMs": _integers(0),
+            "costUsd": json_numbers(0),
+            "latencyMs": json_integers(0),
             "schemaValid": st.booleans(),
-            "safetyFindingCount": _integers(0),
+            "safetyFindingCount": json_integers(0),
         },
     ),
-    "eval.completed": _obj(
+    "eval.completed": objects_of(
         {
-            "aggregateScore": _numbers(0, 1),
+            "aggregateScore": json_numbers(0, 1),
             "passed": st.booleans(),
-            "taskCount": _integers(0),
-            "passedCount": _integers(0),
+            "taskCount": json_integers(0),
+            "passedCount": json_integers(0),
         },
-        {"regressionVsBaseline": _numbers(-1, 1)},
+        {"regressionVsBaseline": json_numbers(-1, 1)},
     ),
 }
 """The payload strategy of each event type the run-event schema checks."""
 
 _segment = st.builds(
-    str.__add__, _word(LOWER, LOWER + DIGITS, 5), st.sampled_from(["", "-x", "-a1", "-2"])
+    str.__add__, pattern_words(LOWER, LOWER + DIGITS, 5), st.sampled_from(["", "-x", "-a1", "-2"])
 )
 _RUN_EVENT = all_schemas()["events/run-event.schema.json"]
 REGISTERED_EVENT_TYPES: tuple[str, ...] = tuple(_RUN_EVENT["$defs"]["RegisteredEventType"]["enum"])
@@ -148,20 +148,20 @@ _other_event_types = (
     | st.just("toolcall-spec.eval.task-failed")
 )
 
-_envelopes = _obj(
+_envelopes = objects_of(
     {
         "eventId": event_ids,
         "runId": run_ids,
-        "schemaVersion": _integers(1),
-        "sequence": _integers(0),
+        "schemaVersion": json_integers(1),
+        "sequence": json_integers(0),
         "timestamp": timestamps,
     },
-    {"nodeId": author_ids, "engineVersion": _integers(0), "causationId": event_ids},
+    {"nodeId": author_ids, "engineVersion": json_integers(0), "causationId": event_ids},
 )
 
 _typed_payloads = st.one_of(
     *(st.tuples(st.just(name), payload) for name, payload in PAYLOADS.items()),
-    st.tuples(_other_event_types, _json_objects),
+    st.tuples(_other_event_types, json_objects),
 )
 
 
@@ -176,7 +176,7 @@ def events_of_type(
     event_type: str, payloads: st.SearchStrategy[dict[str, Any]] | None = None
 ) -> st.SearchStrategy[dict[str, Any]]:
     """Run events of one type whose payloads ``payloads`` draws (by default, the type's own)."""
-    default = PAYLOADS.get(event_type, _json_objects)
+    default = PAYLOADS.get(event_type, json_objects)
     typed = st.tuples(st.just(event_type), default if payloads is None else payloads)
     return st.builds(_event, _envelopes, typed)
 
@@ -188,29 +188,29 @@ _suite_ids = st.builds(
     st.text(LOWER + DIGITS + ".-", min_size=1, max_size=10),
     st.text(LOWER + DIGITS + "-", min_size=1, max_size=10),
 )
-_task_ids = _word(LOWER + DIGITS, LOWER + DIGITS + "-")
+_task_ids = pattern_words(LOWER + DIGITS, LOWER + DIGITS + "-")
 _MODEL_CLASSES = ("reasoning", "writing", "coding", "research", "classification", "general")
 
-eval_summaries = _obj(
+eval_summaries = objects_of(
     {
         "suiteId": _suite_ids,
-        "suiteVersion": _semver,
-        "aggregateScore": _numbers(0, 1),
+        "suiteVersion": semvers,
+        "aggregateScore": json_numbers(0, 1),
         "passed": st.booleans(),
-        "taskCount": _integers(0),
-        "passedCount": _integers(0),
+        "taskCount": json_integers(0),
+        "passedCount": json_integers(0),
         "tasks": st.lists(
-            _obj(
-                {"taskId": _task_ids, "score": _numbers(0, 1), "passed": st.booleans()},
+            objects_of(
+                {"taskId": _task_ids, "score": json_numbers(0, 1), "passed": st.booleans()},
                 {
-                    "costUsd": _numbers(0),
-                    "latencyMs": _integers(0),
+                    "costUsd": json_numbers(0),
+                    "latencyMs": json_integers(0),
                     "schemaValid": st.booleans(),
-                    "fixtureMissCount": _integers(0),
+                    "fixtureMissCount": json_integers(0),
                     "safetyFindings": st.lists(
-                        _obj(
+                        objects_of(
                             {
-                                "kind": _text(1),
+                                "kind": free_text(1),
                                 "severity": st.sampled_from(["low", "medium", "high", "critical"]),
                             }
                         ),
@@ -223,25 +223,25 @@ eval_summaries = _obj(
     },
     {
         "evaluatedModelClass": st.sampled_from(_MODEL_CLASSES),
-        "totalCostUsd": _numbers(0),
-        "fixtureMissCount": _integers(0),
+        "totalCostUsd": json_numbers(0),
+        "fixtureMissCount": json_integers(0),
         "pinnedNodeIds": st.lists(author_ids, max_size=2, unique=True),
-        "regression": _obj(
-            {"baselineRunId": run_ids, "scoreDelta": _numbers(-1, 1)}, {"diffRef": _text()}
+        "regression": objects_of(
+            {"baselineRunId": run_ids, "scoreDelta": json_numbers(-1, 1)}, {"diffRef": free_text()}
         ),
     },
 )
 
-_code_names = _word(LOWER, LOWER + DIGITS + "_", 10)
+code_names = pattern_words(LOWER, LOWER + DIGITS + "_", 10)
 _vendor_orgs = st.builds(
-    str.__add__, _word(LOWER, LOWER + DIGITS, 6), st.sampled_from(["", "-x", "-ab1"])
+    str.__add__, pattern_words(LOWER, LOWER + DIGITS, 6), st.sampled_from(["", "-x", "-ab1"])
 ).filter(lambda org: org != "openwop")
 _ERROR_ENVELOPE = all_schemas()["events/error-envelope.schema.json"]
 REGISTERED_ERROR_CODES: tuple[str, ...] = tuple(
     _ERROR_ENVELOPE["$defs"]["RegisteredErrorCode"]["enum"]
 )
 _error_codes = st.sampled_from(REGISTERED_ERROR_CODES) | st.builds(
-    "{}.{}".format, _vendor_orgs, _code_names
+    "{}.{}".format, _vendor_orgs, code_names
 )
 
 
@@ -263,10 +263,10 @@ def is_code_specific_details(details: dict[str, Any]) -> bool:
     )
 
 
-error_envelopes = _obj(
-    {"error": _error_codes, "message": _text(1)},
+error_envelopes = objects_of(
+    {"error": _error_codes, "message": free_text(1)},
     {
-        "details": _obj({}, {"field": _text(1)}, open_values=json_values(1)).filter(
+        "details": objects_of({}, {"field": free_text(1)}, open_values=json_values(1)).filter(
             lambda d: not is_code_specific_details(d)
         )
     },

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from support.strategies.mcp import call_tool_results
-from support.strategies.values import DIGITS, LOWER, Draw, _obj, json_values
+from support.strategies.values import DIGITS, LOWER, Draw, json_values, objects_of
 
 # --- OpenWOP v2 identifiers (the packaged schemas/common/ids.schema.json) ----------------------
 
@@ -45,10 +45,10 @@ def _subjects(draw: Draw, depth: int = 0) -> dict[str, Any]:
     return subject
 
 
-owners = _obj(
+owners = objects_of(
     {"tenant": tenant_ids, "subject": _subjects()},
     {"workspace": st.text(ID_CHARS, min_size=1, max_size=8)},
 )
 
-_opaque = json_values() | call_tool_results
+opaque_values = json_values() | call_tool_results
 """Opaque payloads (a fixture response, an outcome): any JSON, often an MCP result."""

@@ -9,63 +9,65 @@ from hypothesis import strategies as st
 
 from support.strategies.values import (
     Draw,
-    _integers,
-    _json_objects,
-    _numbers,
-    _obj,
-    _text,
+    free_text,
+    json_integers,
+    json_numbers,
+    json_objects,
     json_values,
+    objects_of,
 )
 
 # --- MCP CallToolResult -------------------------------------------------------------------------
 
-_annotations = _obj(
+_annotations = objects_of(
     {},
     {
         "audience": st.lists(st.sampled_from(["user", "assistant"]), max_size=2),
-        "priority": _numbers(0, 1),
-        "lastModified": _text(),
+        "priority": json_numbers(0, 1),
+        "lastModified": free_text(),
     },
     open_values=json_values(1),
 )
 
 
 def _block(kind: str, required: Mapping[str, st.SearchStrategy[Any]], **optional: Any) -> Any:
-    return _obj(
+    return objects_of(
         {"type": st.just(kind), **required},
-        {"annotations": _annotations, "_meta": _json_objects, **optional},
+        {"annotations": _annotations, "_meta": json_objects, **optional},
         open_values=json_values(1),
     )
 
 
-_resource_members = _obj({"uri": _text(1)}, {"mimeType": _text(), "_meta": _json_objects})
+_resource_members = objects_of(
+    {"uri": free_text(1)}, {"mimeType": free_text(), "_meta": json_objects}
+)
 
 
 @st.composite
 def _resource_contents(draw: Draw) -> dict[str, Any]:
     """Resource contents hold exactly one of ``text`` and ``blob``."""
     contents = draw(_resource_members)
-    contents[draw(st.sampled_from(["text", "blob"]))] = draw(_text())
+    contents[draw(st.sampled_from(["text", "blob"]))] = draw(free_text())
     return contents
 
 
 content_blocks = st.one_of(
-    _block("text", {"text": _text()}),
-    _block("image", {"data": _text(), "mimeType": _text(1)}),
-    _block("audio", {"data": _text(), "mimeType": _text(1)}),
+    _block("text", {"text": free_text()}),
+    _block("image", {"data": free_text(), "mimeType": free_text(1)}),
+    _block("audio", {"data": free_text(), "mimeType": free_text(1)}),
     _block(
         "resource_link",
-        {"uri": _text(1), "name": _text(1)},
-        title=_text(),
-        description=_text(),
-        mimeType=_text(),
-        size=_integers(0),
+        {"uri": free_text(1), "name": free_text(1)},
+        title=free_text(),
+        description=free_text(),
+        mimeType=free_text(),
+        size=json_integers(0),
     ),
     _block("resource", {"resource": _resource_contents()}),
 )
 
-call_tool_results = _obj(
+call_tool_results = objects_of(
     {"content": st.lists(content_blocks, max_size=2)},
-    {"structuredContent": _json_objects, "_meta": _json_objects, "isError": st.booleans()},
+    {"structuredContent": json_objects, "_meta": json_objects, "isError": st.booleans()},
     open_values=json_values(1),
 )

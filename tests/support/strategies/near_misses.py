@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import event
 from hypothesis import strategies as st
 
-from support.strategies.capabilities import _untils
-from support.strategies.events import PAYLOADS, _code_names, _error_objects, tool_returned_payloads
+from support.strategies.capabilities import untils
+from support.strategies.events import PAYLOADS, code_names, error_objects, tool_returned_payloads
 from support.strategies.valid import valid_documents
 from support.strategies.values import (
     BOOLEAN_LOOKALIKES,
@@ -19,8 +19,8 @@ from support.strategies.values import (
     JSON,
     Draw,
     T,
-    _integers,
-    _text,
+    free_text,
+    json_integers,
     json_values,
 )
 from toolcall_spec.catalog import Kind
@@ -193,14 +193,14 @@ def _entries_of(suite: JSON, draw: Draw) -> list[JSON]:
 
 def _args_match_without_args(draw: Draw, suite: JSON) -> JSON:
     out = copy.deepcopy(suite)
-    entry = {"tool": draw(_text(1)), "argsMatch": _choice(draw, ["exact", "subset"])}
+    entry = {"tool": draw(free_text(1)), "argsMatch": _choice(draw, ["exact", "subset"])}
     _entries_of(out, draw).append(entry)
     return out
 
 
 def _entry_is_error_lookalike(draw: Draw, suite: JSON) -> JSON:
     out = copy.deepcopy(suite)
-    entry = {"tool": draw(_text(1)), "isError": _choice(draw, BOOLEAN_LOOKALIKES)}
+    entry = {"tool": draw(free_text(1)), "isError": _choice(draw, BOOLEAN_LOOKALIKES)}
     _entries_of(out, draw).insert(0, entry)
     return out
 
@@ -211,7 +211,7 @@ def _record_lifetime_broken(draw: Draw, doc: JSON) -> JSON:
     record.setdefault("since", "2.0")
     record.setdefault("witness", "claims-check")
     if draw(st.booleans()):
-        return {**doc, family: {**record, "status": "stable", "until": draw(_untils)}}
+        return {**doc, family: {**record, "status": "stable", "until": draw(untils)}}
     return {**doc, family: {**record, "status": _choice(draw, ["experimental", "deprecated"])}}
 
 
@@ -249,7 +249,7 @@ def _tool_returned_event(event_doc: JSON, payload: JSON) -> JSON:
 
 def _error_with_outcome(draw: Draw, event_doc: JSON) -> JSON:
     payload = dict(draw(tool_returned_payloads))
-    payload.setdefault("error", draw(_error_objects))
+    payload.setdefault("error", draw(error_objects))
     payload.setdefault("outcome", draw(json_values()))
     return _tool_returned_event(event_doc, payload)
 
@@ -260,12 +260,12 @@ def _status_contradicts_members(draw: Draw, event_doc: JSON) -> JSON:
     }
     case = _choice(draw, ["ok-with-error", "error-without-error", "refusal-with-duration"])
     if case == "ok-with-error":
-        payload.update(status="ok", error=draw(_error_objects))
+        payload.update(status="ok", error=draw(error_objects))
     elif case == "error-without-error":
         payload.update(status="error")
     else:
         status = _choice(draw, ["forbidden", "rate_limited"])
-        payload.update(status=status, durationMs=draw(_integers(0)))
+        payload.update(status=status, durationMs=draw(json_integers(0)))
     return _tool_returned_event(event_doc, payload)
 
 
@@ -317,7 +317,7 @@ def _is_error_lookalike(draw: Draw, result: JSON) -> JSON:
 
 
 def _resource_text_and_blob(draw: Draw, result: JSON) -> JSON:
-    block = {"type": "resource", "resource": {"uri": "u", "text": draw(_text()), "blob": ""}}
+    block = {"type": "resource", "resource": {"uri": "u", "text": draw(free_text()), "blob": ""}}
     return {**result, "content": [*result["content"], block]}
 
 
@@ -341,7 +341,7 @@ TARGETED_MUTATIONS: dict[Kind, dict[str, Mutation]] = {
     "error-envelope": {
         "reserved-vendor-org": lambda draw, doc: {
             **doc,
-            "error": "openwop." + draw(_code_names),
+            "error": "openwop." + draw(code_names),
         },
     },
     "call-tool-result": {

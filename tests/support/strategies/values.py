@@ -39,29 +39,31 @@ LOWER, DIGITS = "abcdefghijklmnopqrstuvwxyz", "0123456789"
 
 # --- scalars and JSON values --------------------------------------------------------------------
 
-_text_chars = st.characters(exclude_categories=["Cs"])
+text_chars = st.characters(exclude_categories=["Cs"])
 
 
 @cache
-def _text(min_size: int = 0, max_size: int = 12) -> st.SearchStrategy[str]:
+def free_text(min_size: int = 0, max_size: int = 12) -> st.SearchStrategy[str]:
     """Free text, any Unicode; never ending in a newline (see the module doc)."""
-    return st.text(_text_chars, min_size=min_size, max_size=max_size).filter(
+    return st.text(text_chars, min_size=min_size, max_size=max_size).filter(
         lambda s: not s.endswith("\n")
     )
 
 
 @cache
-def _word(first: str, rest: str, max_rest: int = 8) -> st.SearchStrategy[str]:
+def pattern_words(first: str, rest: str, max_rest: int = 8) -> st.SearchStrategy[str]:
     """``[first][rest]*``: the cheap way to a string that matches a simple pattern."""
     return st.builds(str.__add__, st.sampled_from(first), st.text(rest, max_size=max_rest))
 
 
-_names = st.text(LOWER + DIGITS + "_-.$ ", max_size=8)
+member_names = st.text(LOWER + DIGITS + "_-.$ ", max_size=8)
 """Member names of open objects: plain and odd ones (``""``, ``"a.b"``, ``"$x"``) alike."""
 
 
 @cache
-def _integers(min_value: int = 0, max_value: int | None = None) -> st.SearchStrategy[int | float]:
+def json_integers(
+    min_value: int = 0, max_value: int | None = None
+) -> st.SearchStrategy[int | float]:
     """JSON integers: small, big (beyond 64 bits), and integral floats such as ``2.0``."""
     top = max_value if max_value is not None else 2**70
     return st.one_of(
@@ -72,7 +74,7 @@ def _integers(min_value: int = 0, max_value: int | None = None) -> st.SearchStra
 
 
 @cache
-def _numbers(
+def json_numbers(
     min_value: float | None = None, max_value: float | None = None
 ) -> st.SearchStrategy[int | float]:
     low = int(min_value) if min_value is not None else INTEGER_RANGE.start
@@ -81,14 +83,14 @@ def _numbers(
     return st.integers(low, high) | floats
 
 
-_scalars = st.one_of(
+json_scalars = st.one_of(
     st.none(),
     st.booleans(),
     # Integers within what every reader of the package takes (larger ones are refused: their
     # own tests cover that).
     st.integers(INTEGER_RANGE.start, INTEGER_RANGE.stop - 1),
     st.floats(allow_nan=False, allow_infinity=False),
-    _text(),
+    free_text(),
 )
 
 
@@ -97,25 +99,25 @@ def json_values(depth: int = 2) -> st.SearchStrategy[JSON]:
     """Any JSON value, arrays and objects nested up to ``depth`` levels (a hand-rolled bound:
     ``st.recursive`` costs more per draw and retries often)."""
     if depth == 0:
-        return _scalars
+        return json_scalars
     inner = json_values(depth - 1)
     return st.one_of(
-        _scalars,
+        json_scalars,
         st.lists(inner, max_size=2),
-        st.dictionaries(_names, inner, max_size=2),
+        st.dictionaries(member_names, inner, max_size=2),
     )
 
 
-_json_objects = st.dictionaries(_names, json_values(1), max_size=2)
+json_objects = st.dictionaries(member_names, json_values(1), max_size=2)
 
 
 @cache
-def _foreign_keys(declared: frozenset[str]) -> st.SearchStrategy[str]:
+def foreign_keys(declared: frozenset[str]) -> st.SearchStrategy[str]:
     """Member names an open object may carry beside its declared members."""
-    return _names.filter(lambda k: k not in declared)
+    return member_names.filter(lambda k: k not in declared)
 
 
-def _obj(
+def objects_of(
     required: Mapping[str, st.SearchStrategy[Any]],
     optional: Mapping[str, st.SearchStrategy[Any]] | None = None,
     *,
@@ -127,7 +129,7 @@ def _obj(
     base = st.fixed_dictionaries(dict(required), optional=dict(optional or {}))
     extras: list[st.SearchStrategy[dict[str, Any]]] = []
     if open_values is not None:
-        extras.append(st.dictionaries(_foreign_keys(declared), open_values, max_size=2))
+        extras.append(st.dictionaries(foreign_keys(declared), open_values, max_size=2))
     if not extras:
         return base
     return st.tuples(base, *extras).map(_merge)
