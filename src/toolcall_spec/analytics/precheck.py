@@ -1,5 +1,5 @@
 """A fast pre-check for JSONL ingest, derived from the ``tool_call`` event schema: it settles
-most lines as "a valid event, nothing to say" straight from their bytes, a block at a time.
+most lines as "a valid event, nothing to say" straight from their bytes, a group at a time.
 
 Its one promise is one-sided: a line it *accepts* is one the full path (orjson, then the
 compiled schema validator) would accept with nothing to report. Everything else (invalid
@@ -19,11 +19,15 @@ How the schema becomes a decoder (msgspec decodes and checks in C):
 - the ``if``/``then``/``else`` on one enum member (``status: error`` needs a category; any other
   status allows neither error field) becomes one tagged struct per value of that member; an
   event without the member is left to the full path;
-- ``pattern`` and ``format`` are checked per block: the block's values of that member joined by
-  newlines, matched by one regular expression (a call per value costs as much as decoding the
-  event). ``date-time`` is matched by ``STRICT_DATE_TIME``, a subset of RFC 3339 whose every
-  match is a real calendar date (no 29 February, no leap second, no year 0000: those go to the full
-  path).
+- ``pattern`` and ``format`` are checked per group of ``GROUP_LINES`` decoded lines: the group's
+  values of that member joined by newlines, matched by one regular expression (a call per value
+  costs as much as decoding the event). ``date-time`` is matched by ``STRICT_DATE_TIME``, a subset
+  of RFC 3339 whose every match is a real calendar date (no 29 February, no leap second, no year
+  0000: those go to the full path);
+- msgspec keeps the last of repeated members, which every reader of this package refuses: per
+  group, ``may_repeat_in_group`` compares colon counts of the lines and of a re-encoding of what
+  was decoded (``toolcall_spec.loading.colons_rule_out_repeats``), and only a group that fails is
+  looked at line by line.
 """
 
 from __future__ import annotations
@@ -159,8 +163,9 @@ class Precheck:
 _ENCODER = msgspec.json.Encoder()
 
 GROUP_LINES = 128
-"""Lines whose decoded events are held at once for the repeat guard: few enough to stay in the
-processor's cache (a whole block of events does not, and costs more than the guard saves)."""
+"""Lines whose decoded events are held at once for the repeat guard and the pattern checks: few
+enough to stay in the processor's cache (a whole block of events does not, and costs more than
+the guard saves)."""
 
 
 def may_repeat_in_group(raws: list[bytes], events: list[Any]) -> bool:
