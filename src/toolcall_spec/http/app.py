@@ -39,6 +39,7 @@ from toolcall_spec.host.port import HostPort, owner_for
 from toolcall_spec.http.auth import BearerAuth
 from toolcall_spec.http.discovery import ServedDocument, check_version
 from toolcall_spec.http.errors import STATUS_CODES, ApiError, invalid
+from toolcall_spec.http.hot_routes import HotRoutes
 from toolcall_spec.http.limits import Limits
 from toolcall_spec.http.params import CreateRun, after_sequence, parse_create_run, poll_timeout
 from toolcall_spec.http.responses import error_response, json_response
@@ -111,6 +112,9 @@ def create_app(backend: HostPort, settings: HostSettings | None = None) -> Starl
             registry.shutdown()
 
     middleware = [Middleware(BearerAuth, token=settings.token)] if settings.token else []
+    middleware.append(
+        Middleware(HotRoutes, create_run=handlers.create_run, run_resource=handlers.run_resource)
+    )
     app = Starlette(
         routes=[
             Route(DISCOVERY_PATH, handlers.discovery, methods=["GET"]),
