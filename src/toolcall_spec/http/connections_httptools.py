@@ -11,7 +11,6 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from toolcall_spec.http.connections import BODY, HEAD, ReadGuard
 
-
 STATUS_LINE_START = b"HTTP/1."
 
 

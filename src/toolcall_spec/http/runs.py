@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -29,6 +29,7 @@ from toolcall_spec.host.port import HostPort
 from toolcall_spec.host.store import (
     PackedRun,
     RunRecord,
+    RunStore,
     parsing_bytes,
     planned_bytes,
     planned_events,
@@ -116,6 +117,23 @@ class ServedRun:
         return [e for e in packed.events() if e.get("sequence", -1) > sequence][:limit]
 
 
+class Reservation:
+    """Bytes held in a store's budget, given back when the ``with`` block ends (a plain class:
+    a generator-based context manager costs more than the reservation on every create)."""
+
+    __slots__ = ("size", "store")
+
+    def __init__(self, store: RunStore, size: int) -> None:
+        self.store = store
+        self.size = size
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        self.store.release(self.size)
+
+
 RunGate = Callable[[str], None]
 """Called on the worker thread before a run executes (tests hold runs ``running`` with it)."""
 
@@ -158,17 +176,14 @@ class RunRegistry:
     def active_count(self) -> int:
         return len(self._in_flight)
 
-    @contextlib.contextmanager
-    def preparing(self, body_bytes: int) -> Iterator[None]:
+    def preparing(self, body_bytes: int) -> Reservation:
         """Hold the memory of reading a create's body and suite (``parsing_bytes``) while it is
-        prepared: 503 at once, before any parsing, when the budget has no room for it."""
+        prepared (``with registry.preparing(n):``): 503 at once, before any parsing, when the
+        budget has no room for it."""
         held = parsing_bytes(body_bytes)
         if not self.store.reserve(held):
             raise _no_room(held, self.limits.max_kept_bytes)
-        try:
-            yield
-        finally:
-            self.store.release(held)
+        return Reservation(self.store, held)
 
     def create(self, request: RunRequest, suite_bytes: int, *, inline: bool = False) -> ServedRun:
         """Register a run and start it: ``ApiError`` 429 past the active runs, 413 past the
@@ -200,7 +215,9 @@ class RunRegistry:
             loop.call_soon(self._execute_inline, run, request, reserved)
             return run
         future = self._pool().submit(self._execute, run_id, request, reserved)
-        future.add_done_callback(lambda done: _in_loop(loop, self._finish_future, run, reserved, done))
+        future.add_done_callback(
+            lambda done: _in_loop(loop, self._finish_future, run, reserved, done)
+        )
         return run
 
     def shutdown(self) -> None:
