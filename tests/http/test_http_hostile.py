@@ -376,6 +376,40 @@ def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_in_time(
 
 
 @SLOW
+def test_a_head_deadline_before_the_armed_timer_is_kept(
+    implementation: HttpImplementation,
+) -> None:
+    """One timer per connection, moved only when a deadline comes before it: after a body that
+    took longer than a head may (the timer is then re-armed for the 12 s body deadline), the next
+    head still gets its 2 s, not the body's 12."""
+    body = b'{"mode": "eval"}'
+    head = (
+        b"POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n" % len(body)
+    )
+    with guarded_server(implementation, body_timeout=12.0) as server:
+        (sock,) = open_sockets(server.url, 1, head + body[:5])
+        time.sleep(HEAD_TIMEOUT + 0.5)  # past the first timer, which finds the body owed
+        sock.send(body[5:])
+        received = bytearray()
+        deadline = time.monotonic() + 5
+        while b"\r\n\r\n" not in received:
+            assert not answer_if_closed(sock, received)
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert received.startswith(b"HTTP/1.1 400 ")
+        sock.send(PARTIAL_HEAD)
+        started = time.monotonic()
+        received.clear()
+        while not answer_if_closed(sock, received):
+            assert time.monotonic() - started < HEAD_TIMEOUT + SLACK, "the head waited too long"
+            time.sleep(0.05)
+        sock.close()
+        assert time.monotonic() - started >= HEAD_TIMEOUT - 0.5
+        assert received.startswith(b"HTTP/1.1 408 ")
+
+
+@SLOW
 def test_the_server_parses_with_httptools_and_keeps_the_guard_by_default() -> None:
     protocol = make_server(create_app(ReferenceHost(), HostSettings())).config.http
     assert isinstance(protocol, type)

@@ -39,6 +39,7 @@ from toolcall_spec.host.port import HostPort, owner_for
 from toolcall_spec.http.auth import BearerAuth
 from toolcall_spec.http.discovery import ServedDocument, check_version
 from toolcall_spec.http.errors import STATUS_CODES, ApiError, invalid
+from toolcall_spec.http.hot_routes import HotRoutes
 from toolcall_spec.http.limits import Limits
 from toolcall_spec.http.params import CreateRun, after_sequence, parse_create_run, poll_timeout
 from toolcall_spec.http.responses import error_response, json_response
@@ -63,6 +64,9 @@ from toolcall_spec.replay.refusal import RunRefused, RunRequest
 INLINE_PREPARE_BYTES = 16 * 1024
 """Creates up to this size (body bytes) with a ``data:`` suite are checked in the event loop."""
 
+INLINE_RUN_EVENTS = 64
+"""Default of ``HostSettings.inline_run_events`` (the conformance fixture's run writes 10)."""
+
 
 @dataclass(frozen=True)
 class HostSettings:
@@ -78,6 +82,12 @@ class HostSettings:
     expose_test_seams: bool = False
     """Serve what the scripted agent received (in the snapshot's ``extensions``) and the live
     invocation counts. Off by default: it quotes recorded fixture payloads."""
+    inline_run_events: int = INLINE_RUN_EVENTS
+    """A run whose create is prepared in the event loop (a fixture id, a small ``data:`` suite)
+    and that writes at most this many events executes in the event loop too, right after its
+    create is answered: a hop to a worker thread and back costs more than such a run. 0 sends
+    every run to a worker thread; do that for a backend whose ``execute`` may block (live tools
+    that wait on I/O)."""
 
 
 def create_app(backend: HostPort, settings: HostSettings | None = None) -> Starlette:
@@ -90,6 +100,7 @@ def create_app(backend: HostPort, settings: HostSettings | None = None) -> Starl
         tenant=settings.tenant,
         gate=settings.gate,
         new_opaque_id=settings.new_opaque_id,
+        inline_run_events=settings.inline_run_events,
     )
     handlers = _Handlers(backend, registry, settings, _discovery(backend, settings.sources))
 
@@ -101,6 +112,9 @@ def create_app(backend: HostPort, settings: HostSettings | None = None) -> Starl
             registry.shutdown()
 
     middleware = [Middleware(BearerAuth, token=settings.token)] if settings.token else []
+    middleware.append(
+        Middleware(HotRoutes, create_run=handlers.create_run, run_resource=handlers.run_resource)
+    )
     app = Starlette(
         routes=[
             Route(DISCOVERY_PATH, handlers.discovery, methods=["GET"]),
@@ -162,7 +176,8 @@ class _Handlers:
         raw = await _read_body(request, self.limits.max_body_bytes)
         with self.registry.preparing(len(raw)):  # parsing takes memory too: within the budget
             body = parse_create_run(raw)
-            if self._prepare_inline(body, len(raw)):
+            inline = self._prepare_inline(body, len(raw))
+            if inline:
                 run_request, suite_bytes, refusal = self._prepare(body)
             else:
                 run_request, suite_bytes, refusal = await anyio.to_thread.run_sync(
@@ -170,7 +185,7 @@ class _Handlers:
                 )
         if refusal is not None:
             return json_response(refusal.envelope, refusal.status)
-        run = self.registry.create(run_request, suite_bytes)
+        run = self.registry.create(run_request, suite_bytes, inline=inline)
         links = run_links(run.run_id)
         return json_response(
             {

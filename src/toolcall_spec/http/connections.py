@@ -61,8 +61,13 @@ HttpImplementation = Literal["httptools", "h11"]
 
 
 class ReadGuard:
-    """The deadline and the connection cap both guarded protocols share. A deadline is armed
-    for what the client owes now (``HEAD`` or ``BODY``) and cancelled once it is in."""
+    """The deadline and the connection cap both guarded protocols share. A deadline is set for
+    what the client owes now (``HEAD`` or ``BODY``) and dropped once it is in.
+
+    One timer per connection, armed lazily: it is moved only when a deadline comes before it, and
+    when it fires it looks at what is owed then (nothing: it is done; a later deadline: it is
+    re-armed for that). A connection serving requests one after another arms and cancels no
+    timer per request; the deadlines stay exactly those of the requests."""
 
     limits: ClassVar[ConnectionLimits] = ConnectionLimits()
     loop: asyncio.AbstractEventLoop
@@ -71,6 +76,8 @@ class ReadGuard:
 
     def _start_guard(self) -> None:
         self._deadline: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0  # when the timer fires (loop time)
+        self._due = 0.0  # the deadline of what is owed (loop time), when something is
         self._waiting_for: object = None
         self._turned_away = False
 
@@ -91,20 +98,35 @@ class ReadGuard:
             return
         if owed is self._waiting_for:
             return
-        self._disarm()
-        if owed is None:
-            return
-        seconds = self.limits.head_timeout if owed is HEAD else self.limits.body_timeout
         self._waiting_for = owed
-        self._deadline = self.loop.call_later(seconds, self._too_slow)
+        if owed is None:
+            return  # the timer stays: it finds nothing owed, or a later deadline, when it fires
+        seconds = self.limits.head_timeout if owed is HEAD else self.limits.body_timeout
+        self._due = self.loop.time() + seconds
+        if self._deadline is None or self._timer_at > self._due:
+            self._arm(self._due)
+
+    def _arm(self, when: float) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._timer_at = when
+        self._deadline = self.loop.call_at(when, self._deadline_passed)
 
     def _disarm(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
         self._deadline, self._waiting_for = None, None
 
-    def _too_slow(self) -> None:
+    def _deadline_passed(self) -> None:
         self._deadline = None
+        if self._waiting_for is None:
+            return
+        if self.loop.time() < self._due:
+            self._arm(self._due)
+            return
+        self._too_slow()
+
+    def _too_slow(self) -> None:
         if self.transport.is_closing():
             return
         if self._waiting_for is HEAD or not self._response_started():

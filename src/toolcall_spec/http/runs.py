@@ -1,5 +1,6 @@
-"""The runs a server holds: created in the event loop, executed on worker threads, finished back
-in the event loop. Every in-flight record is mutated in the loop thread only, so none needs a lock.
+"""The runs a server holds: created in the event loop, executed on worker threads (a small run in
+the event loop itself, right after its create is answered), finished back in the event loop. Every
+in-flight record is mutated in the loop thread only, so none needs a lock.
 
 A run is ``running`` from its creation until its worker finishes, then ``completed`` (it produced
 an event log and a summary) or ``failed`` (with an error). The registry holds the runs in flight
@@ -16,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -28,6 +29,7 @@ from toolcall_spec.host.port import HostPort
 from toolcall_spec.host.store import (
     PackedRun,
     RunRecord,
+    RunStore,
     parsing_bytes,
     planned_bytes,
     planned_events,
@@ -115,6 +117,23 @@ class ServedRun:
         return [e for e in packed.events() if e.get("sequence", -1) > sequence][:limit]
 
 
+class Reservation:
+    """Bytes held in a store's budget, given back when the ``with`` block ends (a plain class:
+    a generator-based context manager costs more than the reservation on every create)."""
+
+    __slots__ = ("size", "store")
+
+    def __init__(self, store: RunStore, size: int) -> None:
+        self.store = store
+        self.size = size
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        self.store.release(self.size)
+
+
 RunGate = Callable[[str], None]
 """Called on the worker thread before a run executes (tests hold runs ``running`` with it)."""
 
@@ -134,8 +153,10 @@ class RunRegistry:
         tenant: str = "local",
         gate: RunGate | None = None,
         new_opaque_id: Callable[[], str] | None = None,
+        inline_run_events: int = 0,
     ) -> None:
         self.backend = backend
+        self.inline_run_events = inline_run_events
         self.store = backend.store
         self.store.configure(limits.store_budget())
         self.limits = limits
@@ -155,22 +176,21 @@ class RunRegistry:
     def active_count(self) -> int:
         return len(self._in_flight)
 
-    @contextlib.contextmanager
-    def preparing(self, body_bytes: int) -> Iterator[None]:
+    def preparing(self, body_bytes: int) -> Reservation:
         """Hold the memory of reading a create's body and suite (``parsing_bytes``) while it is
-        prepared: 503 at once, before any parsing, when the budget has no room for it."""
+        prepared (``with registry.preparing(n):``): 503 at once, before any parsing, when the
+        budget has no room for it."""
         held = parsing_bytes(body_bytes)
         if not self.store.reserve(held):
             raise _no_room(held, self.limits.max_kept_bytes)
-        try:
-            yield
-        finally:
-            self.store.release(held)
+        return Reservation(self.store, held)
 
-    def create(self, request: RunRequest, suite_bytes: int) -> ServedRun:
-        """Register a run and start it on a worker: ``ApiError`` 429 past the active runs, 413
-        past the events per run, 503 when its memory does not fit beside the runs in flight.
-        The run-create checks must have passed already (``HostPort.check``)."""
+    def create(self, request: RunRequest, suite_bytes: int, *, inline: bool = False) -> ServedRun:
+        """Register a run and start it: ``ApiError`` 429 past the active runs, 413 past the
+        events per run, 503 when its memory does not fit beside the runs in flight. The
+        run-create checks must have passed already (``HostPort.check``). With ``inline``, a run
+        of at most ``inline_run_events`` events executes in the event loop once the caller
+        yields (after the create is answered), else on a worker thread."""
         if self.active_count() >= self.limits.max_active_runs:
             raise _busy(f"this host already has {self.limits.max_active_runs} runs in progress")
         events = planned_events(request.suite)
@@ -191,8 +211,13 @@ class RunRegistry:
         )
         self._in_flight[run_id] = run
         loop = asyncio.get_running_loop()
+        if inline and self.gate is None and events <= self.inline_run_events:
+            loop.call_soon(self._execute_inline, run, request, reserved)
+            return run
         future = self._pool().submit(self._execute, run_id, request, reserved)
-        future.add_done_callback(lambda done: _in_loop(loop, self._finish, run, reserved, done))
+        future.add_done_callback(
+            lambda done: _in_loop(loop, self._finish_future, run, reserved, done)
+        )
         return run
 
     def shutdown(self) -> None:
@@ -220,14 +245,36 @@ class RunRegistry:
         self.store.put(packed, reserved=reserved)  # the one home of finished runs
         return packed
 
-    def _finish(self, run: ServedRun, reserved: int, done: Future[PackedRun]) -> None:
-        error = None if done.cancelled() else done.exception()
-        if done.cancelled() or error is not None:
+    def _execute_inline(self, run: ServedRun, request: RunRequest, reserved: int) -> None:
+        """A small run, in the event loop: cheaper than a hop to a worker thread and back."""
+        try:
+            packed = self._execute(run.run_id, request, reserved)
+        except Exception as error:  # any failure of the backend fails the run, as on a worker
+            self._finish(run, reserved, None, error)
+        else:
+            self._finish(run, reserved, packed, None)
+
+    def _finish_future(self, run: ServedRun, reserved: int, done: Future[PackedRun]) -> None:
+        if done.cancelled():
+            self._finish(run, reserved, None, None)
+        elif (error := done.exception()) is not None:
+            self._finish(run, reserved, None, error)
+        else:
+            self._finish(run, reserved, done.result(), None)
+
+    def _finish(
+        self,
+        run: ServedRun,
+        reserved: int,
+        packed: PackedRun | None,
+        error: BaseException | None,
+    ) -> None:
+        """Record the outcome: ``packed`` (completed), or ``error`` (``None``: cancelled)."""
+        if packed is None:
             packed = PackedRun.of(failed_record(run, _failure(error)))
             self.store.put(packed, reserved=reserved)
             run.status = "failed"
         else:
-            packed = done.result()
             run.status = "completed"
         run.packed = packed
         del self._in_flight[run.run_id]
