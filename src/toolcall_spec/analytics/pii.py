@@ -540,18 +540,28 @@ def _redact_ipv4(text: str) -> str:
 # --- phone numbers ------------------------------------------------------------------------------
 
 # "+" or "00" and 8 to 15 digits (E.164), single separators and parentheses allowed between; not
-# a later group of a longer grouped number (``DE00 3704 0044 ...``).
+# a later group of a longer grouped number (``DE00 3704 0044 ...``). Its first character comes
+# first (the lookbehinds after it read what precedes), so the engine skips to a "+" or "0".
 _INTL_PHONE = re.compile(
-    r"(?<![0-9+])(?:\+|(?<![0-9][-. ])00)[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])", re.ASCII
-)
-# A national number: trunk "0" (optionally in parentheses with its area code), then groups.
-_NATIONAL_PHONE = re.compile(
-    r"(?<![0-9])(?<![0-9][-. ])(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    r"[+0](?<![0-9+][+0])(?:(?<=\+)|(?<=0)(?<![0-9][-. ]0)0)"
+    r"[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])",
     re.ASCII,
 )
+# Each pattern below starts with a character class (the lookbehinds after it read what precedes
+# the match), so the engine skips to the characters a number can start with.
+# A national number: trunk "0" (optionally in parentheses with its area code), then groups.
+_NATIONAL_PHONE = re.compile(
+    r"[(0](?<![0-9][(0])(?<![0-9][-. ][(0])(?:(?<=\()0[0-9]{1,4}\)|(?<=0)[0-9]{1,4})"
+    r"(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    re.ASCII,
+)
+# North American: "+1" or "1" first or not, then 3-3-4 digits (the area code in parentheses or
+# not); the three branches are the three ways its first character can be read, in the order a
+# pattern with an optional "+?1" prefix tries them.
+_NANP_LOCAL = r"[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])"
 _NANP_PHONE = re.compile(
-    r"(?<![0-9])(?:\+?1[-. ]?)?"
-    r"(?P<local>(?:\([0-9]{3}\) ?|[0-9]{3})[-. ]?[0-9]{3}[-. ]?[0-9]{4})(?![0-9])",
+    rf"[+(0-9](?<![0-9][+(0-9])(?:(?<=\+)1[-. ]?(?:\([0-9]{{3}}\) ?|[0-9]{{3}})"
+    rf"|(?<=1)[-. ]?(?:\([0-9]{{3}}\) ?|[0-9]{{3}})|(?<=\()[0-9]{{3}}\) ?|(?<=[0-9])[0-9]{{2}}){_NANP_LOCAL}",
     re.ASCII,
 )
 
@@ -740,23 +750,24 @@ def _windows(text: str, scan: re.Pattern[str]) -> list[list[int]] | None:
     """``[start, end, most digits in a chain]`` of the windows around the chains that can hold
     a form; windows that touch are merged. ``None`` when ``scan`` stops at an IBAN's place."""
     windows: list[list[int]] = []
+    last: list[int] = [0, -1, 0]
     for chain in scan.finditer(text):
         if chain.lastindex:
             return None
         start, end = chain.span()
-        # A chain shorter than the shortest form the count gates (an SSN) is gated by its length:
-        # an upper bound on its digits that lets through only passes that cheaply find nothing.
+        # An upper bound on the chain's digits (the common separators taken off): the passes it
+        # lets through on a chain with fewer digits than their form needs find nothing.
         digits = end - start
         if digits >= _SHORTEST_NUMERIC_PII:
-            digits = sum(map(str.isdigit, chain.group()))  # only ASCII digits are in a chain
-        start = max(0, start - _WINDOW_BEFORE)
-        end += _WINDOW_AFTER
-        if windows and start <= windows[-1][1]:
-            last = windows[-1]
-            last[1] = end
+            group = chain.group()
+            digits -= group.count(" ") + group.count("-") + group.count(".")
+        start = start - _WINDOW_BEFORE if start > _WINDOW_BEFORE else 0
+        if start <= last[1]:
+            last[1] = end + _WINDOW_AFTER
             last[2] = max(last[2], digits)
         else:
-            windows.append([start, end, digits])
+            last = [start, end + _WINDOW_AFTER, digits]
+            windows.append(last)
     return windows
 
 
