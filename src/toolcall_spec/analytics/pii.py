@@ -572,9 +572,18 @@ def _national_phone(match: re.Match[str]) -> str:
 
 
 def _international_phone(match: re.Match[str]) -> str:
-    # "00" and a bare digit run is an id far more often than a dialled number: it needs a space.
+    """The token, but for a ``00`` number that is a bare digit run (an id far more often than a
+    dialled number: it needs a space) or that another digit group follows (as one may not come
+    before it: a longer grouped number, a card, whose later passes see it whole)."""
     chunk = match.group()
-    return chunk if chunk.startswith("00") and chunk.isdigit() else PHONE_TOKEN
+    if chunk.startswith("00") and (
+        chunk.isdigit() or _GROUP_AFTER.match(match.string, match.end()) is not None
+    ):
+        return chunk
+    return PHONE_TOKEN
+
+
+_GROUP_AFTER = re.compile(r"[-. ][0-9]")
 
 
 def _redact_international_phones(text: str) -> str:
