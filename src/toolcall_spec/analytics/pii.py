@@ -165,53 +165,55 @@ def _replace_spans(text: str, spans: Iterable[Span], token: str) -> str:
 
 # --- secrets ----------------------------------------------------------------------------------
 
-# One pattern per family, each run only when one of its markers (a substring the form cannot do
-# without) is in the text, so prose without any costs a few substring searches. Every pattern
-# starts with a literal, so the engine skips positions that cannot start one; lengths are bounded
-# below so ordinary words stay.
-_SECRETS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+# One pattern per family, each run only when the text holds its marker (see _SECRET_MARKERS).
+# Every pattern starts with a literal, so the engine skips positions that cannot start one;
+# lengths are bounded below so ordinary words stay.
+_SECRETS: tuple[re.Pattern[str], ...] = (
     # JWT: a base64url JSON header ({"...), then payload and signature
-    (("eyJ",), re.compile(r"eyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*")),
+    re.compile(r"eyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*"),
     # cloud access key ids (AWS): a four-letter kind, then 16 capitals or digits
-    (("A",), re.compile(r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    re.compile(r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
     # API keys: sk-..., sk-proj-..., pk_live_...; ghp_..., github_pat_...; glpat-...; xoxb-...
-    (
-        ("k-", "k_"),
-        re.compile(r"[spr]k(?:-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}|_(?:live|test)_[A-Za-z0-9]{10,})"),
-    ),
-    (("gh",), re.compile(r"gh(?:[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})")),
-    (("glpat-",), re.compile(r"glpat-[A-Za-z0-9_\-]{20,}")),
-    (("xox",), re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}")),
-    (("AIza",), re.compile(r"AIza[A-Za-z0-9_\-]{35}")),
+    re.compile(r"[spr]k(?:-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}|_(?:live|test)_[A-Za-z0-9]{10,})"),
+    re.compile(r"gh(?:[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})"),
+    re.compile(r"glpat-[A-Za-z0-9_\-]{20,}"),
+    re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"AIza[A-Za-z0-9_\-]{35}"),
     # the credentials of an HTTP Authorization header written out
-    (("earer ", "EARER "), re.compile(r"(?<=[Bb]earer )[\w\-.~+/]+=*|(?<=BEARER )[\w\-.~+/]+=*")),
-    (
-        ("asic ", "ASIC "),
-        re.compile(r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*|(?<=BASIC )[A-Za-z0-9+/]{8,}=*"),
-    ),
+    re.compile(r"(?<=[Bb]earer )[\w\-.~+/]+=*|(?<=BEARER )[\w\-.~+/]+=*"),
+    re.compile(r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*|(?<=BASIC )[A-Za-z0-9+/]{8,}=*"),
 )
-"""Per family: markers (substrings it cannot do without; a cheap ``in`` test each), pattern."""
-_GLUE = re.compile(r"[\w-]")
 _URL_USERINFO = re.compile(r"(?<=://)[^\s/?#@\[\]]{1,256}@")
+_URL_FAMILY = len(_SECRETS)
 
-
-# What every family above needs, in one search (a rare character first, then the rest of the
-# marker): text without a secret, which is most text, costs this one call.
-_SECRET_HINT = re.compile(
-    r"[JAkx_:gBb](?:(?<=eyJ)|(?<=A)(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA|Iza)|(?<=k)[-_]|(?<=_)"
-    r"|(?<=x)ox|(?<=g)lpat-|(?<=:)//|(?<=[Bb])(?:earer|asic) |(?<=B)(?:EARER|ASIC) )"
+# Every family's marker, in one scan: what each match cannot do without (its first characters,
+# or the word before a credential), found from one character of it (a rare one where there is
+# a choice) with the rest read around it, so a match consumes one character and no marker hides
+# another. Text without any, which is most text, costs this one call. A token holds no marker,
+# so the families that run on the output of earlier ones are exactly those the input marks.
+_SECRET_MARKERS = re.compile(
+    r"J(?<=eyJ)()|A(?:(?=KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)()|(?=Iza)())|k(?<=[spr]k)(?=[-_])()"
+    r"|g(?:(?=h[pousr]_|ithub_pat_)()|(?=lpat-)())|x(?=ox[abprs]-)()"
+    r"|B(?:(?=earer )()|(?=EARER )()|(?=asic )()|(?=ASIC )())|b(?:(?=earer )()|(?=asic )())"
+    r"|:(?=//)()"
 )
+_MARKED_FAMILY = (-1, 0, 1, 6, 2, 3, 4, 5, 7, 7, 8, 8, 7, 8, _URL_FAMILY)
+"""The family each group of ``_SECRET_MARKERS`` marks, by group number (every alternative
+starts with a literal, so the engine skips to the characters that can start one)."""
+_GLUE = re.compile(r"[\w-]")
 
 
 def _redact_secrets(text: str) -> str:
-    if _SECRET_HINT.search(text) is None:
+    first = _SECRET_MARKERS.search(text)
+    if first is None:
         return text
-    for markers, pattern in _SECRETS:
-        for marker in markers:
-            if marker in text:
-                text = pattern.sub(_secret, text)
-                break
-    return _URL_USERINFO.sub(SECRET_TOKEN + "@", text) if "://" in text else text
+    marked = _SECRET_MARKERS.finditer(text, first.start())
+    for family in sorted({_MARKED_FAMILY[marker.lastindex or 0] for marker in marked}):
+        if family == _URL_FAMILY:
+            text = _URL_USERINFO.sub(SECRET_TOKEN + "@", text)
+        else:
+            text = _SECRETS[family].sub(_secret, text)
+    return text
 
 
 def _secret(match: re.Match[str]) -> str:
@@ -680,12 +682,16 @@ def _redact_cards(text: str) -> str:
 
 # --- SSN and ITIN -------------------------------------------------------------------------------
 
-# A digit first (the lookbehind after it reads the character before the match), so the engine
-# skips every position without a digit.
-_SSN_DASHED = re.compile(
-    r"[0-9](?<![0-9.][0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII
+# Both forms in one pattern: AAA-GG-SSSS or AAA.GG.SSSS (group 1 is the separator; never after
+# a dot and digit, as in a version), or AAA GG SSSS or nine bare digits (group 2). The two read
+# different separators, so no match of one overlaps a match of the other: one scan finds what a
+# pass for each would. A digit first (the lookbehind after it reads the character before the
+# match), so the engine skips every position without a digit.
+_SSN = re.compile(
+    r"[0-9](?<![0-9][0-9])(?:(?<!\.[0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}"
+    r"|[0-9]{2}( ?)[0-9]{2}\2[0-9]{4})(?![0-9])",
+    re.ASCII,
 )
-_SSN_PLAIN = re.compile(r"[0-9](?<![0-9][0-9])[0-9]{2}( ?)[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
 _ITIN_GROUPS = frozenset([*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100)])
 
 
@@ -697,20 +703,17 @@ def is_plausible_ssn(digits: str) -> bool:
     return area not in (0, 666) and group != 0 and serial != 0
 
 
-def _plain_ssn(match: re.Match[str]) -> str:
+def _ssn(match: re.Match[str]) -> str:
+    """The token for a dashed or dotted SSN (always, as upstream); for a spaced or bare one, only
+    when its structure is plausible."""
     chunk = match.group()
-    return SSN_TOKEN if is_plausible_ssn(chunk.replace(" ", "")) else chunk
-
-
-# What both forms share (3, 2 and 4 digits, a separator or none between): one search that tells
-# most windows (dates, times, versions) hold no SSN before the two passes run.
-_SSN_SHAPE = re.compile(r"[0-9]{3}[-. ]?[0-9]{2}[-. ]?[0-9]{4}", re.ASCII)
+    if match.group(1) or is_plausible_ssn(chunk.replace(" ", "")):
+        return SSN_TOKEN
+    return chunk
 
 
 def _redact_ssns(text: str) -> str:
-    if _SSN_SHAPE.search(text) is None:
-        return text
-    return _SSN_PLAIN.sub(_plain_ssn, _SSN_DASHED.sub(SSN_TOKEN, text))
+    return _SSN.sub(_ssn, text)
 
 
 # A run of digits and separators, 7 characters or more, from a digit to a digit: every phone
