@@ -612,35 +612,41 @@ def _redact_north_american_phones(text: str) -> str:
 
 # Digits split by at most two separators: space, NBSP (U+00A0, U+202F), figure space, dash, dot.
 _CARD_SEPARATORS = " \u00a0\u2007\u202f\\-."
-_DIGIT_CHAIN = re.compile(rf"[0-9](?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*")
+_CARD_MIN, _CARD_MAX = 13, 19
+# A chain of 13 characters or more: one with fewer cannot hold 13 digits. (Where the look ahead
+# fails at a chain's first digit, the match may start at a later one: a shorter tail of a chain
+# too short for a card, which the check below leaves as it is.)
+_DIGIT_CHAIN = re.compile(
+    rf"[0-9](?=[0-9{_CARD_SEPARATORS}]{{{_CARD_MIN - 1}}})(?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*"
+)
 _NON_DIGITS = re.compile(r"[^0-9]+")
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
-_CARD_MIN, _CARD_MAX = 13, 19
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, its digits summed
 
 
-def _card_spans(text: str) -> list[Span]:
-    spans: list[Span] = []
-    for chain in _DIGIT_CHAIN.finditer(text):
-        if chain.end() - chain.start() >= _CARD_MIN:
-            spans.extend(_cards_in_chain(chain))
-    return spans
+def _redact_cards(text: str) -> str:
+    return _DIGIT_CHAIN.sub(_cards_in_chain, text)
 
 
-def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
-    """Every window of whole digit groups that holds 13 to 19 digits and passes the Luhn check.
+def _cards_in_chain(chain: re.Match[str]) -> str:
+    """The chain with every window of whole digit groups that holds 13 to 19 digits and passes
+    the Luhn check replaced (windows that overlap or touch by one token)."""
+    text = chain.group()
+    digits = _NON_DIGITS.sub("", text).encode("ascii")
+    if len(digits) < _CARD_MIN:
+        return text
+    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
+        # The whole chain is one card: every other window lies inside it and would merge into it.
+        return CARD_TOKEN
+    return _replace_spans(text, _card_windows(text, digits), CARD_TOKEN)
+
+
+def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
+    """Per digit group of ``text``, the longest window from it that is a card, if any.
 
     Luhn doubles every second digit counted from the right end. For a window ending before digit
     ``b`` those are the digits at offsets of the same parity as ``b``; so two prefix sums, one per
     parity, answer each window in constant time."""
-    text = chain.group()
-    digits = _NON_DIGITS.sub("", text).encode("ascii")
-    if len(digits) < _CARD_MIN:
-        return
-    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
-        # The whole chain is one card: every other window lies inside it and would merge into it.
-        yield chain.span()
-        return
     sums = (_prefix_sums(digits, 0), _prefix_sums(digits, 1))
     starts: list[int] = []  # per group: digit offset where it starts, and where it is in the text
     places: list[int] = []
@@ -659,7 +665,7 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
             b = starts[last]
             total = sums[b % 2]
             if (total[b] - total[a] - 48 * (b - a)) % 10 == 0:
-                yield (chain.start() + places[first], chain.start() + places[last] - 1)
+                yield (places[first], places[last] - 1)
                 break
 
 
@@ -675,9 +681,6 @@ def _prefix_sums(digits: bytes, parity: int) -> list[int]:
     terms[parity::2] = digits[parity::2].translate(_DOUBLED)
     return [0, *accumulate(terms)]
 
-
-def _redact_cards(text: str) -> str:
-    return _replace_spans(text, _card_spans(text), CARD_TOKEN)
 
 
 # --- SSN and ITIN -------------------------------------------------------------------------------
