@@ -227,7 +227,7 @@ def _secret(match: re.Match[str]) -> str:
 # --- e-mail -------------------------------------------------------------------------------------
 
 # Runs of characters an address can hold ('@' included): one linear scan finds every candidate.
-_DOMAIN = re.compile(r"[^\W_](?:[^\W_]|[.\-])*")
+_DOMAIN_RUN = re.compile(r"[\w.\-]*")  # a domain is the part of it before any "_"
 _LETTER_LABEL = re.compile(r"\.[^\W\d_]{2}")
 
 
@@ -287,10 +287,11 @@ def _special_email_spans(text: str) -> list[Span]:
 def _domain_length(text: str, at: int) -> int:
     """How much of ``text`` from ``at`` is a domain with a label of two letters or more after a
     dot (``example.com``); 0 when it holds none."""
-    match = _DOMAIN.match(text, at)
-    if match is None:
+    run = _DOMAIN_RUN.match(text, at)
+    domain = run.group().partition("_")[0] if run is not None else ""
+    if domain[:1] in ("", ".", "-"):  # it starts with a letter or digit
         return 0
-    domain = match.group().rstrip(".-")
+    domain = domain.rstrip(".-")
     return len(domain) if _LETTER_LABEL.search(domain, 1) else 0
 
 
