@@ -559,12 +559,14 @@ _NATIONAL_PHONE = re.compile(
     re.ASCII,
 )
 # North American: "+1" or "1" first or not, then 3-3-4 digits (the area code in parentheses or
-# not); the three branches are the three ways its first character can be read, in the order a
-# pattern with an optional "+?1" prefix tries them.
-_NANP_LOCAL = r"[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])"
+# not). The branches are the ways its first character can be read, in the order a pattern with
+# an optional "+?1" prefix tries them (so each finds the match that pattern would).
+_NANP_AREA = r"(?:\([0-9]{3}\) ?|[0-9]{3})"
 _NANP_PHONE = re.compile(
-    rf"[+(0-9](?<![0-9][+(0-9])(?:(?<=\+)1[-. ]?(?:\([0-9]{{3}}\) ?|[0-9]{{3}})"
-    rf"|(?<=1)[-. ]?(?:\([0-9]{{3}}\) ?|[0-9]{{3}})|(?<=\()[0-9]{{3}}\) ?|(?<=[0-9])[0-9]{{2}}){_NANP_LOCAL}",
+    rf"[+(0-9](?<![0-9][+(0-9])"
+    rf"(?:(?<=\+)1[-. ]?{_NANP_AREA}|(?<=1)[-. ]?{_NANP_AREA}"  # "+1", "1" and the area code
+    r"|(?<=\()[0-9]{3}\) ?|(?<=[0-9])[0-9]{2})"  # or the area code from its "(" or first digit
+    r"[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])",
     re.ASCII,
 )
 
@@ -681,7 +683,6 @@ def _prefix_sums(digits: bytes, parity: int) -> list[int]:
     terms = bytearray(digits)
     terms[parity::2] = digits[parity::2].translate(_DOUBLED)
     return [0, *accumulate(terms)]
-
 
 
 # --- SSN and ITIN -------------------------------------------------------------------------------
