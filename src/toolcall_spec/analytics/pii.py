@@ -622,7 +622,9 @@ _CARD_MIN, _CARD_MAX = 13, 19
 _DIGIT_CHAIN = re.compile(
     rf"[0-9](?=[0-9{_CARD_SEPARATORS}]{{{_CARD_MIN - 1}}})(?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*"
 )
-_NON_DIGITS = re.compile(r"[^0-9]+")
+# A chain holds only digits and separators: dropping every byte of the separators' UTF-8 forms
+# leaves its digits.
+_SEPARATOR_BYTES = bytes(sorted(set(_CARD_SEPARATORS.replace("\\", "").encode())))
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, its digits summed
 
@@ -635,7 +637,7 @@ def _cards_in_chain(chain: re.Match[str]) -> str:
     """The chain with every window of whole digit groups that holds 13 to 19 digits and passes
     the Luhn check replaced (windows that overlap or touch by one token)."""
     text = chain.group()
-    digits = _NON_DIGITS.sub("", text).encode("ascii")
+    digits = text.encode().translate(None, _SEPARATOR_BYTES)
     if len(digits) < _CARD_MIN:
         return text
     if len(digits) <= _CARD_MAX and _luhn_valid(digits):
