@@ -151,8 +151,13 @@ MUTANTS: dict[str, Mutant] = {
         planted(secrets()),
         _survives,
     ),
-    # The digit scan without its stop at IBAN check digits: the IBAN pass never runs.
-    "no IBAN stop": ("_DIGIT_SCAN", pii._GATE_CHAIN, planted(ibans(), _AROUND), _digit_or_at_left),
+    # The digit scan without its stop at IBAN check digits: no IBAN is looked for.
+    "no IBAN stop": (
+        "_DIGIT_SCAN",
+        re.compile(rf"[0-9](?<![0-9][0-9])[{pii._CHAIN_CHARACTERS}]{{5,}}[0-9]"),
+        planted(ibans(), _AROUND),
+        _digit_or_at_left,
+    ),
     # Cards without the Luhn check.
     "no Luhn check": ("_luhn_valid", lambda digits: True, messages_without_pii(), _not_pii_changed),
     # An octet up to 254, not 255.

@@ -408,15 +408,15 @@ _IBAN_COUNTRIES = frozenset(
 _IBAN_DIGITS = str.maketrans({chr(c): str(c - 55) for c in range(ord("A"), ord("Z") + 1)})
 
 
-def _iban_spans(text: str) -> list[Span]:
+def _iban_spans(text: str, starts: Iterable[int]) -> list[Span]:
+    """The IBANs that start (at their check digits) at one of ``starts``: every place the
+    pattern can start, in order (overlapping spans merge)."""
     spans: list[Span] = []
-    match = _IBAN.search(text)
-    while match is not None:
-        end = _iban_end(text, match)
+    for start in starts:
+        match = _IBAN.match(text, start)
+        end = _iban_end(text, match) if match is not None else None
         if end is not None:
-            spans.append((match.start() - 2, end))
-        # Another IBAN may start inside this match (overlapping spans merge): every start counts.
-        match = _IBAN.search(text, match.start() + 1)
+            spans.append((start - 2, end))
     return spans
 
 
@@ -445,10 +445,6 @@ def _positions(chunk: str, char: str) -> Iterable[int]:
     while at >= 0:
         yield at
         at = chunk.find(char, at + 1)
-
-
-def _redact_ibans(text: str) -> str:
-    return _replace_spans(text, _iban_spans(text), IBAN_TOKEN)
 
 
 # --- IP addresses -------------------------------------------------------------------------------
@@ -729,24 +725,27 @@ def _redact_ssns(text: str) -> str:
 # when the run holds enough digits for its form. A run is looked for only where a digit follows
 # no digit: a run that fails from its first digit fails from every later one too.
 _CHAIN_CHARACTERS = "0-9 .\\-()/\u00a0\u2007\u202f"
-_GATE_CHAIN = re.compile(rf"[0-9](?<![0-9][0-9])[{_CHAIN_CHARACTERS}]{{5,}}[0-9]")
-# The same scan, which also stops at the check digits of anything that could be an IBAN (two
-# letters, not glued to a word, before them): one pass over the text finds both.
+# The same scan also stops at the check digits of anything that could be an IBAN (two letters,
+# not glued to a word, before two digits), and reads the chain from there too: one pass over the
+# text finds both, and every place the IBAN pattern can start.
 _DIGIT_SCAN = re.compile(
-    rf"[0-9](?<![0-9][0-9])(?:(?<=(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9])(?P<iban>)"
-    rf"|[{_CHAIN_CHARACTERS}]{{5,}}[0-9])",
+    rf"[0-9](?<![0-9][0-9])(?:(?<=(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9])(?=[0-9])(?P<iban>)"
+    rf"(?:[{_CHAIN_CHARACTERS}]{{5,}}[0-9])?|[{_CHAIN_CHARACTERS}]{{5,}}[0-9])",
     re.ASCII,
 )
+_SHORTEST_CHAIN = 7
 
 _WINDOW_BEFORE, _WINDOW_AFTER = 4, 2
 
 
 def _digit_passes(text: str) -> str:
     """The passes for PII made of digits: IBANs over the text, the others window by window."""
-    windows = _windows(text, _DIGIT_SCAN)
-    if windows is None:  # an IBAN may be there: its pass first, then the windows of its output
-        text = _redact_ibans(text)
-        windows = _windows(text, _GATE_CHAIN)
+    windows, iban_starts = _windows(text)
+    if iban_starts:
+        ibans = _iban_spans(text, iban_starts)
+        if ibans:  # the other passes run on the text without them, as if after an IBAN pass
+            text = _replace_spans(text, ibans, IBAN_TOKEN)
+            windows, _ = _windows(text)
     if not windows:
         return text
     out: list[str] = []
@@ -762,18 +761,21 @@ def _digit_passes(text: str) -> str:
     return "".join(out)
 
 
-def _windows(text: str, scan: re.Pattern[str]) -> list[list[int]] | None:
+def _windows(text: str) -> tuple[list[list[int]], list[int]]:
     """``[start, end, most digits in a chain]`` of the windows around the chains that can hold
-    a form; windows that touch are merged. ``None`` when ``scan`` stops at an IBAN's place."""
+    a form (windows that touch are merged), and where an IBAN may start."""
     windows: list[list[int]] = []
-    first = scan.search(text)  # most text has none: this one search is all it costs
+    iban_starts: list[int] = []
+    first = _DIGIT_SCAN.search(text)  # most text has none: this one search is all it costs
     if first is None:
-        return windows
+        return windows, iban_starts
     last: list[int] = [0, -1, 0]
-    for chain in scan.finditer(text, first.start()):
-        if chain.lastindex:
-            return None
+    for chain in _DIGIT_SCAN.finditer(text, first.start()):
         start, end = chain.span()
+        if chain.lastindex:
+            iban_starts.append(start)
+            if end - start < _SHORTEST_CHAIN:
+                continue
         # An upper bound on the chain's digits (the common separators taken off): the passes it
         # lets through on a chain with fewer digits than their form needs find nothing.
         digits = end - start
@@ -787,7 +789,7 @@ def _windows(text: str, scan: re.Pattern[str]) -> list[list[int]] | None:
         else:
             last = [start, end + _WINDOW_AFTER, digits]
             windows.append(last)
-    return windows
+    return windows, iban_starts
 
 
 _PASSES: tuple[Callable[[str], str], ...] = (
