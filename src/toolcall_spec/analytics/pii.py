@@ -18,8 +18,14 @@ the one before (a token holds no digit and no ``@``, so a later pass never match
 9. North American phone numbers, bare 10-digit runs included (as Yavio's ``stripPii``), and
    national-format numbers with a trunk ``0`` -> ``[PHONE_REDACTED]``
 
-Every pass has a prefilter (a character the form cannot do without: ``@``, a digit, ``+``...),
-so text without that character costs one ``in`` test for it.
+Text without PII costs a few scans: one search for every secret marker at once (it also names
+the families to run), a search for ``@``, a count of colons, and one scan for runs of digits and
+separators long enough to hold a number (7 characters or more) and for IBAN check digits. The
+number passes run only on short windows around those runs, each only when the run has enough
+digits for its form, and every pattern starts with a character class, so the engine skips the
+positions that cannot start a match. ``tests/support/pii_reference.py`` keeps the plain reading
+(every pass over the whole text) that ``tests/analytics/test_analytics_pii_reference.py``
+compares this code with.
 
 Rules that decide what is *not* PII (so ids, years and counters stay readable):
 
@@ -31,7 +37,8 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
   group not 00, serial not 0000) or ITIN (area 9xx, group 50-65, 70-88, 90-92 or 94-99). So a
   bare 9-digit order id with a valid-looking structure is redacted: privacy wins over fidelity
   for the one length that SSNs have.
-- A phone number is a ``+``/``00`` international number, a North American 3-3-4 number (a bare
+- A phone number is a ``+``/``00`` international number (a ``00`` one not followed by another
+  digit group: that is a longer grouped number), a North American 3-3-4 number (a bare
   10-digit run too: Yavio redacts it, and privacy wins over keeping a timestamp readable), or a
   national number: a trunk ``0``, 10 or 11 digits in groups split by spaces, dashes, dots or
   parentheses (``020 7946 0958``, ``06 12 34 56 78``, ``(030) 1234 5678``).
@@ -43,7 +50,7 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
 Linear time: every regular expression here is either a single character class run, a run whose
 only repetition cannot fail after it matched (so the engine never backtracks into it), or a
 pattern of bounded length; all further work (Luhn, mod-97, IPv6 parsing) is bounded per start
-position. benchmarks/bench_ingest.py measures 32, 64 and 128 KB adversarial inputs.
+position. benchmarks/bench_pii.py measures 128, 256 and 512 KB adversarial inputs.
 """
 
 from __future__ import annotations
@@ -165,43 +172,55 @@ def _replace_spans(text: str, spans: Iterable[Span], token: str) -> str:
 
 # --- secrets ----------------------------------------------------------------------------------
 
-# One pattern per family, each run only when one of its markers (a substring the form cannot do
-# without) is in the text, so prose without any costs a few substring searches. Every pattern
-# starts with a literal, so the engine skips positions that cannot start one; lengths are bounded
-# below so ordinary words stay.
-_SECRETS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+# One pattern per family, each run only when the text holds its marker (see _SECRET_MARKERS).
+# Every pattern starts with a literal, so the engine skips positions that cannot start one;
+# lengths are bounded below so ordinary words stay.
+_SECRETS: tuple[re.Pattern[str], ...] = (
     # JWT: a base64url JSON header ({"...), then payload and signature
-    (("eyJ",), re.compile(r"eyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*")),
+    re.compile(r"eyJ[\w-]{6,}\.[\w-]{6,}\.[\w-]*"),
     # cloud access key ids (AWS): a four-letter kind, then 16 capitals or digits
-    (("A",), re.compile(r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Za-z0-9])")),
+    re.compile(r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
     # API keys: sk-..., sk-proj-..., pk_live_...; ghp_..., github_pat_...; glpat-...; xoxb-...
-    (
-        ("k-", "k_"),
-        re.compile(r"[spr]k(?:-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}|_(?:live|test)_[A-Za-z0-9]{10,})"),
-    ),
-    (("gh",), re.compile(r"gh(?:[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})")),
-    (("glpat-",), re.compile(r"glpat-[A-Za-z0-9_\-]{20,}")),
-    (("xox",), re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}")),
-    (("AIza",), re.compile(r"AIza[A-Za-z0-9_\-]{35}")),
+    re.compile(r"[spr]k(?:-(?:[a-z]+-)?[A-Za-z0-9_\-]{16,}|_(?:live|test)_[A-Za-z0-9]{10,})"),
+    re.compile(r"gh(?:[pousr]_[A-Za-z0-9]{20,}|ithub_pat_[A-Za-z0-9_]{20,})"),
+    re.compile(r"glpat-[A-Za-z0-9_\-]{20,}"),
+    re.compile(r"xox[abprs]-[A-Za-z0-9\-]{10,}"),
+    re.compile(r"AIza[A-Za-z0-9_\-]{35}"),
     # the credentials of an HTTP Authorization header written out
-    (("earer ", "EARER "), re.compile(r"(?<=[Bb]earer )[\w\-.~+/]+=*|(?<=BEARER )[\w\-.~+/]+=*")),
-    (
-        ("asic ", "ASIC "),
-        re.compile(r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*|(?<=BASIC )[A-Za-z0-9+/]{8,}=*"),
-    ),
+    re.compile(r"(?<=[Bb]earer )[\w\-.~+/]+=*|(?<=BEARER )[\w\-.~+/]+=*"),
+    re.compile(r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*|(?<=BASIC )[A-Za-z0-9+/]{8,}=*"),
 )
-"""Per family: markers (substrings it cannot do without; a cheap ``in`` test each), pattern."""
-_GLUE = re.compile(r"[\w-]")
 _URL_USERINFO = re.compile(r"(?<=://)[^\s/?#@\[\]]{1,256}@")
+_URL_FAMILY = len(_SECRETS)
+
+# Every family's marker, in one scan: what each match cannot do without (its first characters,
+# or the word before a credential), found from one character of it (a rare one where there is
+# a choice) with the rest read around it, so a match consumes one character and no marker hides
+# another. Text without any, which is most text, costs this one call. A token holds no marker,
+# so the families that run on the output of earlier ones are exactly those the input marks.
+_SECRET_MARKERS = re.compile(
+    r"J(?<=eyJ)()|A(?:(?=KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)()|(?=Iza)())|k(?<=[spr]k)(?=[-_])()"
+    r"|g(?:(?=h[pousr]_|ithub_pat_)()|(?=lpat-)())|x(?=ox[abprs]-)()"
+    r"|B(?:(?=earer )()|(?=EARER )()|(?=asic )()|(?=ASIC )())|b(?:(?=earer )()|(?=asic )())"
+    r"|:(?=//)()"
+)
+_MARKED_FAMILY = (-1, 0, 1, 6, 2, 3, 4, 5, 7, 7, 8, 8, 7, 8, _URL_FAMILY)
+"""The family each group of ``_SECRET_MARKERS`` marks, by group number (every alternative
+starts with a literal, so the engine skips to the characters that can start one)."""
+_GLUE = re.compile(r"[\w-]")
 
 
 def _redact_secrets(text: str) -> str:
-    for markers, pattern in _SECRETS:
-        for marker in markers:
-            if marker in text:
-                text = pattern.sub(_secret, text)
-                break
-    return _URL_USERINFO.sub(SECRET_TOKEN + "@", text) if "://" in text else text
+    first = _SECRET_MARKERS.search(text)
+    if first is None:
+        return text
+    marked = _SECRET_MARKERS.finditer(text, first.start())
+    for family in sorted({_MARKED_FAMILY[marker.lastindex or 0] for marker in marked}):
+        if family == _URL_FAMILY:
+            text = _URL_USERINFO.sub(SECRET_TOKEN + "@", text)
+        else:
+            text = _SECRETS[family].sub(_secret, text)
+    return text
 
 
 def _secret(match: re.Match[str]) -> str:
@@ -215,7 +234,7 @@ def _secret(match: re.Match[str]) -> str:
 # --- e-mail -------------------------------------------------------------------------------------
 
 # Runs of characters an address can hold ('@' included): one linear scan finds every candidate.
-_DOMAIN = re.compile(r"[^\W_](?:[^\W_]|[.\-])*")
+_DOMAIN_RUN = re.compile(r"[\w.\-]*")  # a domain is the part of it before any "_"
 _LETTER_LABEL = re.compile(r"\.[^\W\d_]{2}")
 
 
@@ -275,10 +294,11 @@ def _special_email_spans(text: str) -> list[Span]:
 def _domain_length(text: str, at: int) -> int:
     """How much of ``text`` from ``at`` is a domain with a label of two letters or more after a
     dot (``example.com``); 0 when it holds none."""
-    match = _DOMAIN.match(text, at)
-    if match is None:
+    run = _DOMAIN_RUN.match(text, at)
+    domain = run.group().partition("_")[0] if run is not None else ""
+    if domain[:1] in ("", ".", "-"):  # it starts with a letter or digit
         return 0
-    domain = match.group().rstrip(".-")
+    domain = domain.rstrip(".-")
     return len(domain) if _LETTER_LABEL.search(domain, 1) else 0
 
 
@@ -395,15 +415,15 @@ _IBAN_COUNTRIES = frozenset(
 _IBAN_DIGITS = str.maketrans({chr(c): str(c - 55) for c in range(ord("A"), ord("Z") + 1)})
 
 
-def _iban_spans(text: str) -> list[Span]:
+def _iban_spans(text: str, starts: Iterable[int]) -> list[Span]:
+    """The IBANs that start (at their check digits) at one of ``starts``: every place the
+    pattern can start, in order (overlapping spans merge)."""
     spans: list[Span] = []
-    match = _IBAN.search(text)
-    while match is not None:
-        end = _iban_end(text, match)
+    for start in starts:
+        match = _IBAN.match(text, start)
+        end = _iban_end(text, match) if match is not None else None
         if end is not None:
-            spans.append((match.start() - 2, end))
-        # Another IBAN may start inside this match (overlapping spans merge): every start counts.
-        match = _IBAN.search(text, match.start() + 1)
+            spans.append((start - 2, end))
     return spans
 
 
@@ -432,10 +452,6 @@ def _positions(chunk: str, char: str) -> Iterable[int]:
     while at >= 0:
         yield at
         at = chunk.find(char, at + 1)
-
-
-def _redact_ibans(text: str) -> str:
-    return _replace_spans(text, _iban_spans(text), IBAN_TOKEN)
 
 
 # --- IP addresses -------------------------------------------------------------------------------
@@ -524,24 +540,36 @@ def _redact_ipv6(text: str) -> str:
 
 
 def _redact_ipv4(text: str) -> str:
-    return _IPV4.sub(IP_TOKEN, text) if "." in text else text
+    return _IPV4.sub(IP_TOKEN, text) if text.count(".") >= 3 else text
 
 
 # --- phone numbers ------------------------------------------------------------------------------
 
 # "+" or "00" and 8 to 15 digits (E.164), single separators and parentheses allowed between; not
-# a later group of a longer grouped number (``DE00 3704 0044 ...``).
+# a later group of a longer grouped number (``DE00 3704 0044 ...``). Its first character comes
+# first (the lookbehinds after it read what precedes), so the engine skips to a "+" or "0".
 _INTL_PHONE = re.compile(
-    r"(?<![0-9+])(?:\+|(?<![0-9][-. ])00)[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])", re.ASCII
-)
-# A national number: trunk "0" (optionally in parentheses with its area code), then groups.
-_NATIONAL_PHONE = re.compile(
-    r"(?<![0-9])(?<![0-9][-. ])(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    r"[+0](?<![0-9+][+0])(?:(?<=\+)|(?<=0)(?<![0-9][-. ]0)0)"
+    r"[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])",
     re.ASCII,
 )
+# Each pattern below starts with a character class (the lookbehinds after it read what precedes
+# the match), so the engine skips to the characters a number can start with.
+# A national number: trunk "0" (optionally in parentheses with its area code), then groups.
+_NATIONAL_PHONE = re.compile(
+    r"[(0](?<![0-9][(0])(?<![0-9][-. ][(0])(?:(?<=\()0[0-9]{1,4}\)|(?<=0)[0-9]{1,4})"
+    r"(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    re.ASCII,
+)
+# North American: "+1" or "1" first or not, then 3-3-4 digits (the area code in parentheses or
+# not). The branches are the ways its first character can be read, in the order a pattern with
+# an optional "+?1" prefix tries them (so each finds the match that pattern would).
+_NANP_AREA = r"(?:\([0-9]{3}\) ?|[0-9]{3})"
 _NANP_PHONE = re.compile(
-    r"(?<![0-9])(?:\+?1[-. ]?)?"
-    r"(?P<local>(?:\([0-9]{3}\) ?|[0-9]{3})[-. ]?[0-9]{3}[-. ]?[0-9]{4})(?![0-9])",
+    rf"[+(0-9](?<![0-9][+(0-9])"
+    rf"(?:(?<=\+)1[-. ]?{_NANP_AREA}|(?<=1)[-. ]?{_NANP_AREA}"  # "+1", "1" and the area code
+    r"|(?<=\()[0-9]{3}\) ?|(?<=[0-9])[0-9]{2})"  # or the area code from its "(" or first digit
+    r"[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])",
     re.ASCII,
 )
 
@@ -552,16 +580,36 @@ def _national_phone(match: re.Match[str]) -> str:
 
 
 def _international_phone(match: re.Match[str]) -> str:
-    # "00" and a bare digit run is an id far more often than a dialled number: it needs a space.
+    """The token, but for a ``00`` number that is a bare digit run (an id far more often than a
+    dialled number: it needs a space) or that another digit group follows (as one may not come
+    before it: a longer grouped number, a card, whose later passes see it whole)."""
     chunk = match.group()
-    return chunk if chunk.startswith("00") and chunk.isdigit() else PHONE_TOKEN
+    if chunk.startswith("00") and (
+        chunk.isdigit() or _GROUP_AFTER.match(match.string, match.end()) is not None
+    ):
+        return chunk
+    return PHONE_TOKEN
+
+
+_GROUP_AFTER = re.compile(r"[-. ][0-9]")
 
 
 def _redact_international_phones(text: str) -> str:
     return _INTL_PHONE.sub(_international_phone, text) if "+" in text or "00" in text else text
 
 
+# What either form holds (its local number, its trunk 0 and groups), from a digit: one search
+# that tells a window without either (a date, a time) before the two passes run.
+_NANP_OR_NATIONAL = re.compile(
+    r"[0-9](?:[0-9]{2}\)? ?[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])"
+    r"|(?<=(?<![0-9])(?<![0-9][-. ])0)[0-9]{1,4}\)?(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9]))",
+    re.ASCII,
+)
+
+
 def _redact_north_american_phones(text: str) -> str:
+    if _NANP_OR_NATIONAL.search(text) is None:
+        return text
     text = _NANP_PHONE.sub(PHONE_TOKEN, text)
     return _NATIONAL_PHONE.sub(_national_phone, text) if "0" in text else text
 
@@ -570,35 +618,43 @@ def _redact_north_american_phones(text: str) -> str:
 
 # Digits split by at most two separators: space, NBSP (U+00A0, U+202F), figure space, dash, dot.
 _CARD_SEPARATORS = " \u00a0\u2007\u202f\\-."
-_DIGIT_CHAIN = re.compile(rf"[0-9](?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*")
-_NON_DIGITS = re.compile(r"[^0-9]+")
-_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _CARD_MIN, _CARD_MAX = 13, 19
+# A chain of 13 characters or more: one with fewer cannot hold 13 digits. (Where the look ahead
+# fails at a chain's first digit, the match may start at a later one: a shorter tail of a chain
+# too short for a card, which the check below leaves as it is.)
+_DIGIT_CHAIN = re.compile(
+    rf"[0-9](?=[0-9{_CARD_SEPARATORS}]{{{_CARD_MIN - 1}}})(?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*"
+)
+# A chain holds only digits and separators: dropping every byte of the separators' UTF-8 forms
+# leaves its digits.
+_SEPARATOR_BYTES = bytes(sorted(set(_CARD_SEPARATORS.replace("\\", "").encode())))
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, its digits summed
 
 
-def _card_spans(text: str) -> list[Span]:
-    spans: list[Span] = []
-    for chain in _DIGIT_CHAIN.finditer(text):
-        if chain.end() - chain.start() >= _CARD_MIN:
-            spans.extend(_cards_in_chain(chain))
-    return spans
+def _redact_cards(text: str) -> str:
+    return _DIGIT_CHAIN.sub(_cards_in_chain, text)
 
 
-def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
-    """Every window of whole digit groups that holds 13 to 19 digits and passes the Luhn check.
+def _cards_in_chain(chain: re.Match[str]) -> str:
+    """The chain with every window of whole digit groups that holds 13 to 19 digits and passes
+    the Luhn check replaced (windows that overlap or touch by one token)."""
+    text = chain.group()
+    digits = text.encode().translate(None, _SEPARATOR_BYTES)
+    if len(digits) < _CARD_MIN:
+        return text
+    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
+        # The whole chain is one card: every other window lies inside it and would merge into it.
+        return CARD_TOKEN
+    return _replace_spans(text, _card_windows(text, digits), CARD_TOKEN)
+
+
+def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
+    """Per digit group of ``text``, the longest window from it that is a card, if any.
 
     Luhn doubles every second digit counted from the right end. For a window ending before digit
     ``b`` those are the digits at offsets of the same parity as ``b``; so two prefix sums, one per
     parity, answer each window in constant time."""
-    text = chain.group()
-    digits = _NON_DIGITS.sub("", text).encode("ascii")
-    if len(digits) < _CARD_MIN:
-        return
-    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
-        # The whole chain is one card: every other window lies inside it and would merge into it.
-        yield chain.span()
-        return
     sums = (_prefix_sums(digits, 0), _prefix_sums(digits, 1))
     starts: list[int] = []  # per group: digit offset where it starts, and where it is in the text
     places: list[int] = []
@@ -617,7 +673,7 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
             b = starts[last]
             total = sums[b % 2]
             if (total[b] - total[a] - 48 * (b - a)) % 10 == 0:
-                yield (chain.start() + places[first], chain.start() + places[last] - 1)
+                yield (places[first], places[last] - 1)
                 break
 
 
@@ -634,18 +690,18 @@ def _prefix_sums(digits: bytes, parity: int) -> list[int]:
     return [0, *accumulate(terms)]
 
 
-def _redact_cards(text: str) -> str:
-    return _replace_spans(text, _card_spans(text), CARD_TOKEN)
-
-
 # --- SSN and ITIN -------------------------------------------------------------------------------
 
-# A digit first (the lookbehind after it reads the character before the match), so the engine
-# skips every position without a digit.
-_SSN_DASHED = re.compile(
-    r"[0-9](?<![0-9.][0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII
+# Both forms in one pattern: AAA-GG-SSSS or AAA.GG.SSSS (group 1 is the separator; never after
+# a dot and digit, as in a version), or AAA GG SSSS or nine bare digits (group 2). The two read
+# different separators, so no match of one overlaps a match of the other: one scan finds what a
+# pass for each would. A digit first (the lookbehind after it reads the character before the
+# match), so the engine skips every position without a digit.
+_SSN = re.compile(
+    r"[0-9](?<![0-9][0-9])(?:(?<!\.[0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}"
+    r"|[0-9]{2}( ?)[0-9]{2}\2[0-9]{4})(?![0-9])",
+    re.ASCII,
 )
-_SSN_PLAIN = re.compile(r"[0-9](?<![0-9][0-9])[0-9]{2}( ?)[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
 _ITIN_GROUPS = frozenset([*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100)])
 
 
@@ -657,72 +713,90 @@ def is_plausible_ssn(digits: str) -> bool:
     return area not in (0, 666) and group != 0 and serial != 0
 
 
-def _plain_ssn(match: re.Match[str]) -> str:
+def _ssn(match: re.Match[str]) -> str:
+    """The token for a dashed or dotted SSN (always, as upstream); for a spaced or bare one, only
+    when its structure is plausible."""
     chunk = match.group()
-    return SSN_TOKEN if is_plausible_ssn(chunk.replace(" ", "")) else chunk
-
-
-# What both forms share (3, 2 and 4 digits, a separator or none between): one search that tells
-# most windows (dates, times, versions) hold no SSN before the two passes run.
-_SSN_SHAPE = re.compile(r"[0-9]{3}[-. ]?[0-9]{2}[-. ]?[0-9]{4}", re.ASCII)
+    if match.group(1) or is_plausible_ssn(chunk.replace(" ", "")):
+        return SSN_TOKEN
+    return chunk
 
 
 def _redact_ssns(text: str) -> str:
-    if _SSN_SHAPE.search(text) is None:
-        return text
-    return _SSN_PLAIN.sub(_plain_ssn, _SSN_DASHED.sub(SSN_TOKEN, text))
+    return _SSN.sub(_ssn, text)
 
 
 # A run of digits and separators, 7 characters or more, from a digit to a digit: every phone
 # number, card, SSN and IPv4 address lies inside one (with a "+" or "(" just before it), so
 # their passes run on short windows around such runs, never over the whole text, and each only
-# when the run holds enough digits for its form. IBANs are found at their check digits.
-_GATE_CHAIN = re.compile(r"[0-9][0-9 .\-()/\u00a0\u2007\u202f]{5,}[0-9]")
+# when the run holds enough digits for its form. A run is looked for only where a digit follows
+# no digit: a run that fails from its first digit fails from every later one too.
+_CHAIN_CHARACTERS = "0-9 .\\-()/\u00a0\u2007\u202f"
+# The same scan also stops at the check digits of anything that could be an IBAN (two letters,
+# not glued to a word, before two digits), and reads the chain from there too: one pass over the
+# text finds both, and every place the IBAN pattern can start.
+_DIGIT_SCAN = re.compile(
+    rf"[0-9](?<![0-9][0-9])(?:(?<=(?<![A-Za-z0-9])[A-Za-z]{{2}}[0-9])(?=[0-9])(?P<iban>)"
+    rf"(?:[{_CHAIN_CHARACTERS}]{{5,}}[0-9])?|[{_CHAIN_CHARACTERS}]{{5,}}[0-9])",
+    re.ASCII,
+)
+_SHORTEST_CHAIN = 7
 
 _WINDOW_BEFORE, _WINDOW_AFTER = 4, 2
-_ANY_DIGIT = re.compile(r"[0-9]")
 
 
 def _digit_passes(text: str) -> str:
     """The passes for PII made of digits: IBANs over the text, the others window by window."""
-    if _ANY_DIGIT.search(text) is None:
+    windows, iban_starts = _windows(text)
+    if iban_starts:
+        ibans = _iban_spans(text, iban_starts)
+        if ibans:  # the other passes run on the text without them, as if after an IBAN pass
+            text = _replace_spans(text, ibans, IBAN_TOKEN)
+            windows, _ = _windows(text)
+    if not windows:
         return text
-    text = _redact_ibans(text)
     out: list[str] = []
     cursor = 0
-    for start, end, longest in _windows(text):
+    for start, end, longest in windows:
         piece = text[start:end]
         for shortest, redact in _WINDOW_PASSES:
             if longest >= shortest:
                 piece = redact(piece)
         out += (text[cursor:start], piece)
         cursor = end
-    if not out:
-        return text
     out.append(text[cursor:])
     return "".join(out)
 
 
-def _windows(text: str) -> list[list[int]]:
+def _windows(text: str) -> tuple[list[list[int]], list[int]]:
     """``[start, end, most digits in a chain]`` of the windows around the chains that can hold
-    a form; windows that touch are merged."""
+    a form (windows that touch are merged), and where an IBAN may start."""
     windows: list[list[int]] = []
-    for chain in _GATE_CHAIN.finditer(text):
+    iban_starts: list[int] = []
+    first = _DIGIT_SCAN.search(text)  # most text has none: this one search is all it costs
+    if first is None:
+        return windows, iban_starts
+    last: list[int] = [0, -1, 0]
+    for chain in _DIGIT_SCAN.finditer(text, first.start()):
         start, end = chain.span()
-        # A chain shorter than the shortest form the count gates (an SSN) is gated by its length:
-        # an upper bound on its digits that lets through only passes that cheaply find nothing.
+        if chain.lastindex:
+            iban_starts.append(start)
+            if end - start < _SHORTEST_CHAIN:
+                continue
+        # An upper bound on the chain's digits (the common separators taken off): the passes it
+        # lets through on a chain with fewer digits than their form needs find nothing.
         digits = end - start
         if digits >= _SHORTEST_NUMERIC_PII:
-            digits = sum(map(str.isdigit, chain.group()))  # only ASCII digits are in a chain
-        start = max(0, start - _WINDOW_BEFORE)
-        end = min(len(text), end + _WINDOW_AFTER)
-        if windows and start <= windows[-1][1]:
-            last = windows[-1]
-            last[1] = end
+            group = chain.group()
+            digits -= group.count(" ") + group.count("-") + group.count(".")
+        start = start - _WINDOW_BEFORE if start > _WINDOW_BEFORE else 0
+        if start <= last[1]:
+            last[1] = end + _WINDOW_AFTER
             last[2] = max(last[2], digits)
         else:
-            windows.append([start, end, digits])
-    return windows
+            last = [start, end + _WINDOW_AFTER, digits]
+            windows.append(last)
+    return windows, iban_starts
 
 
 _PASSES: tuple[Callable[[str], str], ...] = (
