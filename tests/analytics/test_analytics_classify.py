@@ -86,6 +86,12 @@ def test_a_missing_flag_is_a_success() -> None:
 @TOOL_ERROR
 @given(st.dictionaries(st.text(max_size=8), st.none() | st.booleans() | st.integers() | st.text()))
 def test_status_is_error_exactly_when_the_one_rule_says_so(result: dict[str, Any]) -> None:
+    """Any wire mapping; one that has only the SDK's snake_case ``is_error`` is refused whatever
+    else it holds (tests/analytics/test_analytics_representations.py says why)."""
+    if "is_error" in result and "isError" not in result:
+        with pytest.raises(TypeError, match="model_dump"):
+            classify_result(result)
+        return
     classification = classify_result(result)
     assert classification.is_error is is_tool_error(result)
     assert (classification.error_category == "tool_error") is is_tool_error(result)
