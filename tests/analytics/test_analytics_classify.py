@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from support.strategies.analytics_inputs import card_numbers, emails
 
@@ -85,6 +85,8 @@ def test_a_missing_flag_is_a_success() -> None:
 
 @TOOL_ERROR
 @given(st.dictionaries(st.text(max_size=8), st.none() | st.booleans() | st.integers() | st.text()))
+@example({"is_error": None})  # what random test order once drew
+@example({"is_error": True, "isError": True})
 def test_status_is_error_exactly_when_the_one_rule_says_so(result: dict[str, Any]) -> None:
     """Any wire mapping; one that has only the SDK's snake_case ``is_error`` is refused whatever
     else it holds (tests/analytics/test_analytics_representations.py says why)."""
