@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from support.replay import canonical
 
 from toolcall_spec.json_values import json_equal
-from toolcall_spec.replay.matching import args_match
+from toolcall_spec.replay.matching import args_match, lookup_key, member_keys
 
 EQUAL = [
     ({"a": 1, "b": 2}, {"b": 2, "a": 1}),
@@ -98,3 +98,17 @@ def test_exact_subset_and_absent_args() -> None:
 
     assert args_match({"tool": "t"}, {"whatever": [1, 2]})
     assert args_match({"tool": "t"}, {})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{1: "a"}, {"a": {2: "b"}}, [{None: 1}], {"n": float("nan")}, ("a",), {"a": ("b",)}],
+)
+def test_a_key_is_not_exact_for_what_json_cannot_hold(value: Any) -> None:
+    """The fixture index trusts an exact key without comparing (``lookup_key``): a value JSON
+    cannot hold (a member name that is not a string, NaN, a tuple) must not claim one, at the
+    top or inside; nor an object's member keys (``member_keys``)."""
+    assert lookup_key(value)[1] is False
+    assert lookup_key({"a": "b"})[1] is True
+    if isinstance(value, dict):
+        assert member_keys(value)[1] is False

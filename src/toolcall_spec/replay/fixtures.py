@@ -14,9 +14,10 @@ the call gets the earliest of those few candidates: exactly the first unconsumed
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from operator import itemgetter
 from typing import Any, Final
 
 from toolcall_spec.replay.matching import args_match, lookup_key, member_keys
@@ -54,14 +55,32 @@ Bucket = deque[int]
 """Indices of unconsumed entries that a call matches alike, in declaration order."""
 
 
+class _SubsetTable:
+    """The subset entries that require one set of member names, by the keys of those members."""
+
+    __slots__ = ("buckets", "pick")
+
+    def __init__(self, names: frozenset[str]) -> None:
+        # The key of the required members, the same for an entry's args and a call's arguments:
+        # one C-level pick from the member keys (a tuple for several names, the key for one).
+        ordered = sorted(names)
+        self.pick: Callable[[dict[str, Hashable]], Hashable] = (
+            itemgetter(*ordered) if ordered else _no_key
+        )
+        self.buckets: dict[Hashable, Bucket] = {}
+
+
+def _no_key(keys: dict[str, Hashable]) -> Hashable:
+    return ()
+
+
 class _ToolIndex:
     """The unconsumed entries of one tool."""
 
     def __init__(self) -> None:
         self.without_args: Bucket = deque()
         self.exact: dict[Hashable, Bucket] = {}
-        # required member names -> key of those members -> entries
-        self.subset: dict[frozenset[str], dict[Hashable, Bucket]] = {}
+        self.subset: dict[frozenset[str], _SubsetTable] = {}  # by the member names required
         self.unkeyed: list[int] = []  # arguments without an exact key: compared one by one
 
     def add(self, index: int, entry: Mapping[str, Any]) -> None:
@@ -74,8 +93,9 @@ class _ToolIndex:
                 return  # matches no call (args_match): never served, stays unconsumed
             keys, exact = member_keys(expected)
             if exact:
-                table = self.subset.setdefault(frozenset(keys), {})
-                table.setdefault(frozenset(keys.items()), deque()).append(index)
+                names = frozenset(keys)
+                table = self.subset.get(names) or self.subset.setdefault(names, _SubsetTable(names))
+                table.buckets.setdefault(table.pick(keys), deque()).append(index)
                 return
         else:
             key, exact = lookup_key(expected)
@@ -88,19 +108,21 @@ class _ToolIndex:
         """The non-empty buckets whose entries have the key of ``args``, and whether that key is
         exact (if not, e.g. an ``IntEnum`` member, a bucket's entries still need comparing)."""
         found = [self.without_args] if self.without_args else []
-        if isinstance(args, dict):
+        if isinstance(args, dict) and self.subset:
             keys, exact = member_keys(args)
-            key: Hashable = frozenset(keys.items())
-        else:
-            key, exact = lookup_key(args)
+            if self.exact:
+                bucket = self.exact.get(frozenset(keys.items()))
+                if bucket:
+                    found.append(bucket)
+            found += self._subset_candidates(keys)
+            return found, exact
+        key, exact = lookup_key(args)
         bucket = self.exact.get(key)
         if bucket:
             found.append(bucket)
-        if self.subset and isinstance(args, dict):
-            found += self._subset_candidates(keys)
         return found, exact
 
-    def _subset_candidates(self, keys: dict[str, Hashable]) -> Iterator[Bucket]:
+    def _subset_candidates(self, keys: dict[str, Hashable]) -> list[Bucket]:
         """Subset buckets whose required members the call has with equal values: every known
         set of required names, or every subset of the call's names when those are fewer."""
         names = frozenset(keys)
@@ -112,12 +134,14 @@ class _ToolIndex:
             )
         else:
             shapes = iter(self.subset)
+        found: list[Bucket] = []
         for shape in shapes:
             table = self.subset.get(shape)
             if table is not None and shape <= names:
-                bucket = table.get(frozenset((name, keys[name]) for name in shape))
+                bucket = table.buckets.get(table.pick(keys))
                 if bucket:
-                    yield bucket
+                    found.append(bucket)
+        return found
 
 
 class FixtureServer:
@@ -146,27 +170,38 @@ class FixtureServer:
         index = self._by_tool.get(tool)
         if index is None:
             return MISS
-        best: tuple[int, Bucket | list[int], int] | None = None  # entry, its bucket, position
+        chosen: int | None = None
+        holder: Bucket | None = None
         buckets, exact = index.candidates(args)
         for bucket in buckets:
             # Entries sharing an exact key are equal JSON values, so the head speaks for all.
-            if (best is None or bucket[0] < best[0]) and (
-                exact or bucket is index.without_args or args_match(self._entries[bucket[0]], args)
+            head = bucket[0]
+            if (chosen is None or head < chosen) and (
+                exact or bucket is index.without_args or args_match(self._entries[head], args)
             ):
-                best = (bucket[0], bucket, 0)
-        for position, unkeyed in enumerate(index.unkeyed):
-            if best is not None and unkeyed > best[0]:
-                break  # declaration order: a later entry cannot win
-            if args_match(self._entries[unkeyed], args):
-                best = (unkeyed, index.unkeyed, position)
-                break
-        if best is None:
+                chosen, holder = head, bucket
+        if index.unkeyed:
+            unkeyed = self._first_unkeyed(index.unkeyed, args, chosen)
+            if unkeyed is not None:
+                chosen, holder = index.unkeyed[unkeyed], None
+                del index.unkeyed[unkeyed]
+        if chosen is None:
             return MISS
-        chosen, holder, position = best
-        del holder[position]
+        if holder is not None:
+            holder.popleft()
         self._unconsumed.discard(chosen)
         self.served.append(chosen)
         return Served(chosen, self._entries[chosen])
+
+    def _first_unkeyed(self, unkeyed: list[int], args: Any, before: int | None) -> int | None:
+        """The position in ``unkeyed`` of its first entry declared before ``before`` (any, when
+        None) that matches ``args``; entries compared one by one, in declaration order."""
+        for position, entry in enumerate(unkeyed):
+            if before is not None and entry > before:
+                return None  # declaration order: a later entry cannot win
+            if args_match(self._entries[entry], args):
+                return position
+        return None
 
     def unconsumed(self) -> list[int]:
         """Indices of the entries not served yet, in declaration order."""

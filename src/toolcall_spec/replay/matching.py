@@ -70,7 +70,7 @@ def member_keys(args: dict[str, Any]) -> tuple[dict[str, Hashable], bool]:
     """The key of each member of an object, and whether all are exact."""
     exact = [True]
     keys = {name: _key(value, 1, exact) for name, value in args.items()}
-    if not all(name.__class__ is str for name in keys):
+    if keys and {*map(type, keys)} != {str}:  # names are str on the wire
         exact[0] = False
     return keys, exact[0]
 
@@ -90,7 +90,7 @@ def _key(value: Any, depth: int, exact: list[bool]) -> Hashable:
         exact[0] = False
         return _OPAQUE
     if isinstance(value, dict):
-        if not all(name.__class__ is str for name in value):
+        if value and {*map(type, value)} != {str}:  # names are str on the wire
             exact[0] = False
         return frozenset([(name, _key(item, depth + 1, exact)) for name, item in value.items()])
     if isinstance(value, list):
