@@ -2,9 +2,9 @@
 
 1. Repeated member names on the JSONL hot path: the same corpus of ``tool_call`` events (the
    ingest benchmark's) read by orjson alone (the floor), by ``loading.iter_jsonl`` without the
-   check (``repeated_member`` replaced by a no-op), and by ``iter_jsonl`` as shipped; once as
-   orjson writes it (compact: the check's fast path) and once as ``json.dumps`` writes it
-   (spaces after ``:`` and ``,``: the counting path). Also the whole JSONL ingest.
+   check (``repeated_member`` replaced by a no-op; for ingest, the pre-check's group guard too),
+   and by ``iter_jsonl`` as shipped; once as orjson writes it (compact) and once as
+   ``json.dumps`` writes it (spaces after ``:`` and ``,``). Also the whole JSONL ingest.
 2. ``toolcall-spec diff`` growth: nested ``allOf`` at depths 10, 20, 40 and enums of 2,000, 4,000
    and 8,000 values. Polynomial work shows as a bounded ratio per doubling (about 4 for
    quadratic, 2 for linear); the exponential walk it replaces doubled per level.
@@ -57,14 +57,18 @@ def ingest(path: Path) -> None:
 
 @contextmanager
 def without_check() -> Iterator[None]:
+    """The readers without the repeated-member check: the full path's (``repeated_member``) and
+    the ingest pre-check's group guard (``may_repeat_in_group``)."""
     from toolcall_spec import loading  # noqa: PLC0415
+    from toolcall_spec.analytics import precheck  # noqa: PLC0415
 
-    original = loading.repeated_member
+    originals = loading.repeated_member, precheck.may_repeat_in_group
     loading.repeated_member = lambda raw, value: None
+    precheck.may_repeat_in_group = lambda raws, events: False
     try:
         yield
     finally:
-        loading.repeated_member = original
+        loading.repeated_member, precheck.may_repeat_in_group = originals
 
 
 def bench_reader(compact: Path, spaced: Path, count: int, rounds: int = 5) -> None:

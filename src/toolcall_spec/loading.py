@@ -67,13 +67,15 @@ _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\],:]')
 def repeated_member(raw: bytes, value: Any) -> str | None:
     """A message naming the first repeated member name of the JSON text ``raw`` (already parsed
     as ``value``) and its path, or ``None``. Cheap when there is none, which is the common case:
-    ``colons_rule_out_repeats`` against orjson's re-encoding settles most texts in C, and
-    otherwise a text whose count of name-ending tokens equals the number of members parsed has
-    none either (the count only over-estimates). Only the rest is scanned exactly."""
+    a text that re-serializes to itself has none, ``colons_rule_out_repeats`` against orjson's
+    re-encoding settles most others in C, and otherwise a text whose count of name-ending tokens
+    equals the number of members parsed has none either (the count only over-estimates). Only
+    the rest is scanned exactly."""
     if type(value) is not dict and type(value) is not list:
         return None
     try:
-        if colons_rule_out_repeats(raw, orjson.dumps(value)):
+        encoded = orjson.dumps(value)
+        if encoded == raw or colons_rule_out_repeats(raw, encoded):  # equal: one memcmp
             return None
     except orjson.JSONEncodeError:  # deeper than orjson writes (254 levels): count instead
         pass
