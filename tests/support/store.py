@@ -56,6 +56,9 @@ def wait_for_clickhouse(port: int, process: subprocess.Popen[bytes] | None) -> s
         if process is not None and process.poll() is not None:
             return f"clickhouse-server exited with {process.returncode}"
         try:
+            # A plain TCP probe first: the driver logs every refused connection with its
+            # traceback, which would fill a benchmark's output while the server starts.
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
             Client(host="127.0.0.1", port=port, connect_timeout=1).execute("SELECT 1")
         except (Error, OSError, EOFError):
             time.sleep(0.2)
