@@ -5,6 +5,7 @@ And the Python API keeps a bounded number of rejections however many lines are r
 from __future__ import annotations
 
 import io
+import multiprocessing
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
@@ -170,3 +171,20 @@ def test_the_python_api_keeps_a_bounded_list_and_counts_all(tmp_path: Path) -> N
         parallel = ingest_jsonl_file(handle, workers=2, max_errors=10)
     assert parallel == answer
     assert MAX_KEPT_REJECTIONS == 10_000
+
+
+def test_a_reader_that_stops_early_leaves_no_worker_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closing the stream of rejections after the first one shuts the workers down: no process
+    keeps checking pieces nobody will read."""
+    monkeypatch.setattr(ingest_parallel, "PIECE_BYTES", 4096)
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(body_of(["invalid", *["valid"] * 40] * 12, final_newline=True))
+    assert len(piece_bounds(str(path))) > 4
+    with path.open("rb") as handle:
+        rejections = iter_jsonl_rejections_parallel(handle, 2, [0, 0])
+        first = next(rejections)
+        rejections.close()
+    assert first["index"] == 0
+    assert multiprocessing.active_children() == []
