@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
@@ -118,7 +118,7 @@ def iter_jsonl_rejections_parallel(
     counts: list[int],
     on_progress: ProgressCallback | None = None,
     warnings: list[EventWarning] | None = None,
-) -> Iterator[EventRejection]:
+) -> Generator[EventRejection, None, None]:
     """``toolcall_spec.analytics.ingest.iter_jsonl_rejections`` over a JSONL *file* with
     ``workers`` processes: the same rejections in the same order, the same ``counts``. A stream
     that is not a named file, or a file of one piece, is read in this process. ``handle`` is left
