@@ -151,12 +151,12 @@ class FixtureServer:
     def __init__(self, entries: Sequence[Any]) -> None:
         self._by_tool: dict[str, _ToolIndex] = {}
         self._entries = entries
-        self._unconsumed: set[int] = set()
+        self._servable: list[int] = []  # entries that name a tool, in declaration order
         for index, entry in enumerate(entries):
             tool = entry.get("tool") if isinstance(entry, Mapping) else None
             if isinstance(tool, str):
                 self._by_tool.setdefault(tool, _ToolIndex()).add(index, entry)
-                self._unconsumed.add(index)
+                self._servable.append(index)
         self.served: list[int] = []
 
     @classmethod
@@ -170,6 +170,8 @@ class FixtureServer:
         index = self._by_tool.get(tool)
         if index is None:
             return MISS
+        if not (index.without_args or index.subset or index.unkeyed):
+            return self._serve_exact(index, args)  # the common shape: one lookup, no list
         chosen: int | None = None
         holder: Bucket | None = None
         buckets, exact = index.candidates(args)
@@ -189,7 +191,17 @@ class FixtureServer:
             return MISS
         if holder is not None:
             holder.popleft()
-        self._unconsumed.discard(chosen)
+        return self._consumed(chosen)
+
+    def _serve_exact(self, index: _ToolIndex, args: Any) -> Served | Miss:
+        """``serve`` for a tool whose unconsumed entries all have exact keys."""
+        key, exact = lookup_key(args)
+        bucket = index.exact.get(key)
+        if not bucket or not (exact or args_match(self._entries[bucket[0]], args)):
+            return MISS
+        return self._consumed(bucket.popleft())
+
+    def _consumed(self, chosen: int) -> Served:
         self.served.append(chosen)
         return Served(chosen, self._entries[chosen])
 
@@ -205,4 +217,5 @@ class FixtureServer:
 
     def unconsumed(self) -> list[int]:
         """Indices of the entries not served yet, in declaration order."""
-        return sorted(self._unconsumed)
+        served = set(self.served)  # once per task, not a set kept up to date on every call
+        return [index for index in self._servable if index not in served]

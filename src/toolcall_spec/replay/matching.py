@@ -69,15 +69,23 @@ def lookup_key(value: Any) -> tuple[Hashable, bool]:
 def member_keys(args: dict[str, Any]) -> tuple[dict[str, Hashable], bool]:
     """The key of each member of an object, and whether all are exact."""
     exact = [True]
-    keys = {name: _key(value, 1, exact) for name, value in args.items()}
+    keys = {
+        name: value if value.__class__ in _ITS_OWN_KEY else _key(value, 1, exact)
+        for name, value in args.items()
+    }
     if keys and {*map(type, keys)} != {str}:  # names are str on the wire
         exact[0] = False
     return keys, exact[0]
 
 
+_ITS_OWN_KEY = frozenset({str, int, type(None)})
+"""The classes whose values are their own keys: the members of most arguments, looked up without
+a call."""
+
+
 def _key(value: Any, depth: int, exact: list[bool]) -> Hashable:
     cls = value.__class__
-    if cls is str or cls is int or value is None:
+    if cls in _ITS_OWN_KEY:
         return value  # type: ignore[no-any-return]
     if cls is bool:
         return _TRUE if value else _FALSE
@@ -92,9 +100,20 @@ def _key(value: Any, depth: int, exact: list[bool]) -> Hashable:
     if isinstance(value, dict):
         if value and {*map(type, value)} != {str}:  # names are str on the wire
             exact[0] = False
-        return frozenset([(name, _key(item, depth + 1, exact)) for name, item in value.items()])
+        return frozenset(
+            [
+                (name, item if item.__class__ in _ITS_OWN_KEY else _key(item, depth + 1, exact))
+                for name, item in value.items()
+            ]
+        )
     if isinstance(value, list):
-        return (_LIST, *[_key(item, depth + 1, exact) for item in value])
+        return (
+            _LIST,
+            *[
+                item if item.__class__ in _ITS_OWN_KEY else _key(item, depth + 1, exact)
+                for item in value
+            ],
+        )
     exact[0] = False
     if isinstance(value, int):  # a subclass (an IntEnum): equal to its number
         return int(value)
