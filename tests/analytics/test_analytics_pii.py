@@ -10,7 +10,7 @@ import textwrap
 
 import orjson
 import pytest
-from hypothesis import assume, find, given, settings
+from hypothesis import assume, example, find, given, settings
 from hypothesis import strategies as st
 from support.strategies.analytics_inputs import (
     TEXT_WITHOUT_DIGITS_OR_AT,
@@ -107,6 +107,7 @@ def test_no_planted_pii_survives_anywhere_in_a_message(case: tuple[str, str]) ->
         around=TEXT_WITHOUT_DIGITS_OR_AT,
     )
 )
+@example(("://,0@0.aa ", "0@0.aa"))  # an address glued to a scheme: once read as credentials
 def test_no_part_of_a_planted_value_survives(case: tuple[str, str]) -> None:
     """Around text without digits or ``@``, any digit or ``@`` left over would be part of the
     planted value: a value only partly redacted fails here."""
@@ -253,6 +254,8 @@ CAPTURED = pytest.mark.requirement("toolcall-spec.requirement.analytics.captured
         ("key AKIAIOSFODNN7EXAMPLE", "key [SECRET_REDACTED]"),
         ("key sk-proj-abcdefghijklmnop1234", "key [SECRET_REDACTED]"),
         ("https://user:pa55@example.com/x", "https://[SECRET_REDACTED]@example.com/x"),
+        ("https://bob@example.com/x", "https://[EMAIL_REDACTED]/x"),
+        ("://,0@0.aa ", "://,[EMAIL_REDACTED] "),
         ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer [SECRET_REDACTED]"),
         (
             "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlF",

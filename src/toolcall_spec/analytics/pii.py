@@ -190,7 +190,11 @@ _SECRETS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<=[Bb]earer )[\w\-.~+/]+=*|(?<=BEARER )[\w\-.~+/]+=*"),
     re.compile(r"(?<=[Bb]asic )[A-Za-z0-9+/]{8,}=*|(?<=BASIC )[A-Za-z0-9+/]{8,}=*"),
 )
-_URL_USERINFO = re.compile(r"(?<=://)[^\s/?#@\[\]]{1,256}@")
+# ``user:password@`` after ``://``: credentials. Without a colon, ``name@host`` cannot be told
+# from an e-mail address glued to a scheme, so it is left to the e-mail pass, which takes both
+# parts (a planted ``0@0.aa`` after ``://,`` left its domain readable when this pass took the
+# name alone).
+_URL_USERINFO = re.compile(r"(?<=://)(?=[^\s/?#@\[\]]{1,256}@)[^\s/?#@\[\]:]*:[^\s/?#@\[\]]*@")
 _URL_FAMILY = len(_SECRETS)
 
 # Every family's marker, in one scan: what each match cannot do without (its first characters,
