@@ -114,21 +114,12 @@ def _resolve_kind(document: Any, kind: Kind | str | None) -> Kind | None:
 
 def schema_problems(document: Any, kind: Kind) -> list[Problem]:
     """The schema's verdict alone, as problems. ``is_valid`` first: valid documents, the common
-    case, never pay for error collection."""
+    case, never pay for error collection. A document past the structure limits that the schema
+    rejects gets those limits as its problems: jsonschema-rs cannot report errors on values
+    nested past its own recursion limit."""
     try:
         if validator(kind).is_valid(document):
             return []
-    except ValueError:  # jsonschema-rs: "Recursion limit reached"
-        pass
-    return invalid_document_problems(document, kind)
-
-
-def invalid_document_problems(document: Any, kind: Kind) -> list[Problem]:
-    """The problems of a document already known to fail the schema of ``kind`` (a caller that
-    asked ``is_valid`` itself need not ask again). A document past the structure limits gets
-    those limits as its problems: jsonschema-rs cannot report errors on values nested past its
-    own recursion limit."""
-    try:
         return structure_problems(document) or schema_error_problems(document, kind)
     except ValueError:  # jsonschema-rs: "Recursion limit reached"
         return structure_problems(document) or [Problem(ROOT, "nested too deeply to validate")]

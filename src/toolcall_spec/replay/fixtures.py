@@ -94,7 +94,9 @@ class _ToolIndex:
             keys, exact = member_keys(expected)
             if exact:
                 names = frozenset(keys)
-                table = self.subset.get(names) or self.subset.setdefault(names, _SubsetTable(names))
+                table = self.subset.get(names)
+                if table is None:
+                    table = self.subset[names] = _SubsetTable(names)
                 table.buckets.setdefault(table.pick(keys), deque()).append(index)
                 return
         else:
