@@ -219,6 +219,7 @@ def test_matrix_lists_every_requirement_with_its_witnesses(site_url: str, browse
 
 
 def test_site_search_finds_fixture_errors(site_url: str, browser: Any) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -226,15 +227,21 @@ def test_site_search_finds_fixture_errors(site_url: str, browser: Any) -> None:
     box = browser.find_element(By.CSS_SELECTOR, "input.md-search__input")
     box.click()
     box.send_keys(SEARCH_TERM)
-    results = WebDriverWait(browser, WAIT_SECONDS).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "li.md-search-result__item") or None
+
+    def found(driver: Any) -> tuple[str, list[str]] | Literal[False]:
+        """The results' text and links once they name the term; the list is redrawn while the
+        search runs, so an element read mid-redraw is stale and the wait reads it again."""
+        items = driver.find_elements(By.CSS_SELECTOR, "li.md-search-result__item")
+        texts = " ".join(item.text for item in items)
+        links = driver.find_elements(By.CSS_SELECTOR, "li.md-search-result__item a")
+        hrefs = [link.get_attribute("href") or "" for link in links]
+        return (texts, hrefs) if SEARCH_TERM.lower() in texts.lower() else False
+
+    wait = WebDriverWait(
+        browser, WAIT_SECONDS, ignored_exceptions=(StaleElementReferenceException,)
     )
-    texts = " ".join(r.text for r in results)
+    texts, hrefs = wait.until(found)
     assert SEARCH_TERM.lower() in texts.lower()
-    hrefs = [
-        a.get_attribute("href") or ""
-        for a in browser.find_elements(By.CSS_SELECTOR, "li.md-search-result__item a")
-    ]
     assert any("/reference/schemas/capabilities/discovery/" in href for href in hrefs), hrefs
     _screenshot(browser, "search-fixtureErrors")
 
