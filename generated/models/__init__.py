@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .analytics.ingest_answer_schema import (
     BatchError,
+    EnvelopeWarning,
     EventRejection,
     EventWarning,
     IngestAnswer,
@@ -81,6 +82,7 @@ __all__ = [
     "ConformanceMetadata",
     "DiscoveryDocument",
     "EmbeddedResource",
+    "EnvelopeWarning",
     "ErrorDetails",
     "ErrorEnvelope",
     "ErrorObject",

@@ -128,9 +128,15 @@ def schema_problems(document: Any, kind: Kind) -> list[Problem]:
 def schema_error_problems(document: Any, kind: Kind) -> list[Problem]:
     """The schema's errors for a document within the structure limits that fails the schema of
     ``kind``, each with its path."""
+    return validator_problems(validator(kind), document)
+
+
+def validator_problems(checker: jsonschema_rs.Validator, document: Any) -> list[Problem]:
+    """Every error ``checker`` finds in ``document``, each with its path and a message on one
+    line of bounded length."""
     return [
         Problem(format_path(error.instance_path), _message(error))
-        for error in validator(kind).iter_errors(document)
+        for error in checker.iter_errors(document)
     ]
 
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support.repo import EXAMPLES
+from support.strategies.values import json_values, member_names
 from support.strategies.analytics_inputs import (
     DEFECTS,
     REPAIRABLE,
@@ -27,6 +28,7 @@ from toolcall_spec.analytics.ingest import (
     ingest_body,
     rejection,
 )
+from toolcall_spec.json_paths import format_path
 from toolcall_spec.typed import IngestAnswer
 from toolcall_spec.validation import validate
 
@@ -34,6 +36,7 @@ PER_EVENT = pytest.mark.requirement("toolcall-spec.requirement.ingest.per-event-
 AS_SENT = pytest.mark.requirement("toolcall-spec.requirement.ingest.indices-as-sent")
 LIMITS = pytest.mark.requirement("toolcall-spec.requirement.ingest.batch-limits")
 DUPLICATES = pytest.mark.requirement("toolcall-spec.requirement.ingest.duplicate-event-id")
+ENVELOPE = pytest.mark.requirement("toolcall-spec.requirement.ingest.envelope-never-rejects")
 
 
 def load(name: str) -> Any:
@@ -126,9 +129,6 @@ def test_an_invalid_event_never_claims_an_id_so_a_later_valid_one_is_kept() -> N
     [
         ({"events": []}, "batch_size"),
         ({"events": [event(i) for i in range(MAX_BATCH_EVENTS + 1)]}, "batch_size"),
-        ({"events": [event(1)], "surprise": True}, "invalid_batch"),
-        ({"events": [event(1)], "sdk_version": 4}, "invalid_batch"),
-        ({"events": [event(1)], "sent_at": "yesterday"}, "invalid_batch"),
         ({"events": {"0": event(1)}}, "invalid_batch"),
         ({}, "invalid_batch"),
         ([event(1)], "invalid_batch"),
@@ -141,6 +141,36 @@ def test_a_malformed_batch_is_refused_as_a_whole(batch: Any, code: str) -> None:
     assert answer["error"]["code"] == code
     events = batch.get("events") if isinstance(batch, dict) else None
     assert answer["rejected"] == (len(events) if isinstance(events, list) else 0)
+
+
+@ENVELOPE
+@pytest.mark.parametrize(
+    ("envelope", "warnings"),
+    [
+        ({"surprise": True}, ["surprise: not a member of a batch; ignored"]),
+        ({"batch id": "b-1"}, ['["batch id"]: not a member of a batch; ignored']),
+        ({"sdk_version": 4}, ['sdk_version: 4 is not of type "string"; ignored']),
+        ({"sdk_version": "0.3.1", "sent_at": "2026-11-30T12:00:04.000Z"}, None),
+    ],
+)
+def test_the_envelope_is_checked_but_never_rejects_an_event(
+    envelope: dict[str, Any], warnings: list[str] | None
+) -> None:
+    """Members beside ``events`` say nothing about any event: one that does not fit the batch
+    schema is ignored with a warning, and every event is answered on its own merits."""
+    answer = answer_of({"events": [event(1), event(2, status="bogus")], **envelope})
+    assert (answer["status"], answer["accepted"], answer["rejected"]) == (207, 1, 1)
+    assert answer.get("envelopeWarnings") == warnings
+
+
+@ENVELOPE
+def test_a_malformed_sent_at_is_named_and_ignored() -> None:
+    answer = answer_of({"events": [event(1)], "sent_at": "yesterday"})
+    assert answer["status"] == 200
+    assert answer["envelopeWarnings"]
+    for warning in answer["envelopeWarnings"]:
+        assert warning.startswith('sent_at: "yesterday" ')
+        assert warning.endswith("; ignored")
 
 
 @LIMITS
@@ -294,3 +324,21 @@ def test_every_repairable_defect_is_accepted_with_its_warning() -> None:
         answer = ingest_batch({"events": [sent]})
         assert (answer["accepted"], answer["rejected"]) == (1, 0), name
         assert [w["message"][: len(start)] for w in answer.get("warnings", [])] == [start], name
+
+
+@ENVELOPE
+@given(
+    batches_with_planted_defects(),
+    st.dictionaries(member_names.filter(lambda name: name != "events"), json_values(), max_size=4),
+)
+def test_no_envelope_changes_any_events_verdict(case: Planted, envelope: dict[str, Any]) -> None:
+    """Whatever lies beside the events (unknown members, known ones of any value), the answer's
+    per-event part is the one for the events alone, and every member that does not fit has a
+    warning that names it."""
+    events, _, _ = case
+    alone = ingest_batch({"events": events})
+    answer = answer_of({"events": events, **envelope})
+    assert {**answer, "envelopeWarnings": []} == {**alone, "envelopeWarnings": []}
+    named = {warning.split(":", 1)[0] for warning in answer.get("envelopeWarnings", [])}
+    unknown = {format_path([name]) for name in envelope if name not in ("sdk_version", "sent_at")}
+    assert unknown <= named

@@ -3,12 +3,20 @@
 
 from __future__ import annotations
 
-from .ingest_answer_schema import BatchError, EventRejection, EventWarning, IngestAnswer, Issue
+from .ingest_answer_schema import (
+    BatchError,
+    EnvelopeWarning,
+    EventRejection,
+    EventWarning,
+    IngestAnswer,
+    Issue,
+)
 from .ingest_batch_schema import IngestBatch
 from .tool_call_event_schema import ToolCallEvent
 
 __all__ = [
     "BatchError",
+    "EnvelopeWarning",
     "EventRejection",
     "EventWarning",
     "IngestAnswer",

@@ -9,6 +9,10 @@ from pydantic import MISSING, ConfigDict, Field, RootModel, StrictInt, StrictStr
 from toolcall_spec.model_bases import JsonModel
 
 
+class EnvelopeWarning(RootModel[StrictStr]):
+    root: Annotated[StrictStr, Field(min_length=1)]
+
+
 class Issue(RootModel[StrictStr]):
     root: Annotated[StrictStr, Field(min_length=1)]
 
@@ -61,7 +65,7 @@ class BatchError(JsonModel):
 
 class IngestAnswer(JsonModel):
     """
-    What ingest answers for a batch: the HTTP status it sends, how many events it accepted and rejected, for each rejected event its index in the batch as sent with its issues (`path: message`), and for each accepted event ingest changed its index with what changed (`warnings`). `accepted + rejected` equals the events sent.
+    What ingest answers for a batch: the HTTP status it sends, how many events it accepted and rejected, for each rejected event its index in the batch as sent with its issues (`path: message`), for each accepted event ingest changed its index with what changed (`warnings`), and what it ignored beside the events (`envelopeWarnings`). `accepted + rejected` equals the events sent.
     """
 
     model_config = ConfigDict(
@@ -75,5 +79,9 @@ class IngestAnswer(JsonModel):
     rejected: Annotated[StrictInt, Field(ge=0)]
     errors: list[EventRejection]
     warnings: list[EventWarning] | MISSING = MISSING
+    envelopeWarnings: list[EnvelopeWarning] | MISSING = MISSING
+    """
+    What ingest ignored in the batch beside its events (`path: message`): a member the batch schema does not name, or a known one whose value does not fit it. Such a member never rejects an event.
+    """
     error: BatchError | MISSING = MISSING
     requestId: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING

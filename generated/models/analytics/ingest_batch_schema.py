@@ -13,7 +13,7 @@ from . import tool_call_event_schema
 
 class IngestBatch(JsonModel):
     """
-    The body an SDK posts to an ingest endpoint: 1 to 1,000 analytics events. Ingest validates each event on its own, so one bad event never rejects the others.
+    The body an SDK posts to an ingest endpoint: 1 to 1,000 analytics events. Ingest validates each event on its own, so one bad event never rejects the others; a member beside `events` that this schema does not allow is ignored with a warning, never a reason to reject the events.
     """
 
     model_config = ConfigDict(

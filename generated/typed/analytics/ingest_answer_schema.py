@@ -47,7 +47,7 @@ class BatchError(TypedDict, closed=True):
 
 class IngestAnswer(TypedDict, closed=True):
     """
-    What ingest answers for a batch: the HTTP status it sends, how many events it accepted and rejected, for each rejected event its index in the batch as sent with its issues (`path: message`), and for each accepted event ingest changed its index with what changed (`warnings`). `accepted + rejected` equals the events sent.
+    What ingest answers for a batch: the HTTP status it sends, how many events it accepted and rejected, for each rejected event its index in the batch as sent with its issues (`path: message`), for each accepted event ingest changed its index with what changed (`warnings`), and what it ignored beside the events (`envelopeWarnings`). `accepted + rejected` equals the events sent.
     """
 
     status: Literal[200, 207, 400, 413]
@@ -58,5 +58,9 @@ class IngestAnswer(TypedDict, closed=True):
     rejected: int
     errors: list[EventRejection]
     warnings: NotRequired[list[EventWarning]]
+    envelopeWarnings: NotRequired[list[str]]
+    """
+    What ingest ignored in the batch beside its events (`path: message`): a member the batch schema does not name, or a known one whose value does not fit it. Such a member never rejects an event.
+    """
     error: NotRequired[BatchError]
     requestId: NotRequired[str]

@@ -50,6 +50,7 @@ from toolcall_spec.typed import BatchError, EventRejection, EventWarning, Ingest
 from toolcall_spec.validation import (
     schema_error_problems,
     structure_problems,
+    validator_problems,
     within_structure_limits,
 )
 
@@ -187,27 +188,24 @@ def _answer(
     rejected: int,
     errors: list[EventRejection],
     warnings: list[EventWarning] | None = None,
+    envelope_warnings: list[str] | None = None,
 ) -> IngestAnswer:
-    if accepted == 0 and rejected:
-        error: BatchError = {
-            "code": "all_rejected",
-            "message": f"all {rejected:,} events were rejected",
-        }
-        return {
-            "status": 400,
-            "accepted": 0,
-            "rejected": rejected,
-            "errors": errors,
-            "error": error,
-        }
     answer: IngestAnswer = {
         "status": 207 if rejected else 200,
         "accepted": accepted,
         "rejected": rejected,
         "errors": errors,
     }
-    if warnings:
+    if accepted == 0 and rejected:
+        answer["status"] = 400
+        answer["error"] = {
+            "code": "all_rejected",
+            "message": f"all {rejected:,} events were rejected",
+        }
+    elif warnings:
         answer["warnings"] = warnings
+    if envelope_warnings:
+        answer["envelopeWarnings"] = envelope_warnings
     return answer
 
 
@@ -241,6 +239,7 @@ def ingest_batch(batch: Any, on_accepted: EventCallback | None = None) -> Ingest
     refusal = _batch_refusal(batch)
     if refusal is not None:
         return refusal
+    envelope_warnings = _envelope_warnings(batch)
     events: list[Any] = batch["events"]
     errors: list[EventRejection] = []
     warnings: list[EventWarning] = []
@@ -259,23 +258,18 @@ def ingest_batch(batch: Any, on_accepted: EventCallback | None = None) -> Ingest
         warnings += (warning(index, change) for change in changes)
         if on_accepted is not None:
             on_accepted(event)
-    return _answer(accepted, len(errors), errors, warnings)
+    return _answer(accepted, len(errors), errors, warnings, envelope_warnings)
 
 
 def _batch_refusal(batch: Any) -> IngestAnswer | None:
+    """Why ``batch`` is no batch at all (no array of 1 to ``MAX_BATCH_EVENTS`` events), or
+    ``None``. Nothing beside the events refuses a batch: see ``_envelope_warnings``."""
     if not isinstance(batch, dict):
         return refused(400, "invalid_batch", "a batch is a JSON object with an events array")
     events = batch.get("events")
     if not isinstance(events, list):
         return refused(400, "invalid_batch", "events: required, an array of events")
     sent = len(events)
-    envelope = {key: value for key, value in batch.items() if key != "events"}
-    issues = [
-        f"{format_path(error.instance_path)}: {error.message}"
-        for error in _envelope_validator().iter_errors(envelope)
-    ]
-    if issues:
-        return refused(400, "invalid_batch", "; ".join(issues), sent)
     if not 1 <= sent <= MAX_BATCH_EVENTS:
         return refused(
             400,
@@ -286,10 +280,33 @@ def _batch_refusal(batch: Any) -> IngestAnswer | None:
     return None
 
 
+def _envelope_warnings(batch: dict[str, Any]) -> list[str]:
+    """What the batch holds beside its events that the batch schema does not allow, as
+    ``path: message``, each ignored: the envelope says nothing about any event, so it never
+    rejects one (Yavio's ingest ignores every envelope member too)."""
+    known = _envelope_members()
+    warnings = [
+        f"{format_path([name])}: not a member of a batch; ignored"
+        for name in batch
+        if name not in known and name != "events"
+    ]
+    envelope = {name: value for name, value in batch.items() if name in known}
+    warnings += (
+        f"{problem}; ignored" for problem in validator_problems(_envelope_validator(), envelope)
+    )
+    return warnings
+
+
 def refused(status: AnswerStatus, code: str, message: str, sent: int = 0) -> IngestAnswer:
     """A refusal of the whole batch: none of the ``sent`` events is accepted."""
     error: BatchError = {"code": code, "message": message}
     return {"status": status, "accepted": 0, "rejected": sent, "errors": [], "error": error}
+
+
+@cache
+def _envelope_members() -> frozenset[str]:
+    """The members the batch schema names beside ``events``."""
+    return frozenset(load_schema("ingest-batch")["properties"]) - {"events"}
 
 
 @cache
