@@ -98,6 +98,7 @@ ingest_answers = objects_of(
         "warnings": st.lists(
             objects_of({"index": json_integers(0), "message": free_text(1)}), max_size=2
         ),
+        "envelopeWarnings": st.lists(free_text(1), max_size=2),
         "error": objects_of({"code": free_text(1), "message": free_text(1)}),
         "requestId": free_text(1),
     },
