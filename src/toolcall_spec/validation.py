@@ -156,7 +156,7 @@ def _message(error: jsonschema_rs.ValidationError) -> str:
     elif kind == "Required" and "dependentRequired" in schema_path:
         message = _dependent_required(error)
     elif kind == "Enum":
-        allowed = ", ".join(json.dumps(option) for option in getattr(error.kind, "options", ()))
+        allowed = json.dumps(list(getattr(error.kind, "options", ())))[1:-1]  # one call: a, b
         message = f"{json.dumps(error.instance)} is not one of the allowed values: {allowed}"
     else:
         message = error.message
