@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support.repo import EXAMPLES
-from support.strategies.values import json_values, member_names
 from support.strategies.analytics_inputs import (
     DEFECTS,
     REPAIRABLE,
@@ -20,6 +19,7 @@ from support.strategies.analytics_inputs import (
     small_events,
     tool_call_events,
 )
+from support.strategies.values import json_values, member_names
 
 from toolcall_spec.analytics.ingest import (
     MAX_BATCH_EVENTS,
