@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from support.strategies.analytics_inputs import card_numbers, emails
+from support.strategies.pii_text import card_numbers, emails
 
 from toolcall_spec.analytics.classify import (
     MAX_ERROR_MESSAGE_LENGTH,

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.documents import numbered_event
 from support.repo import EXAMPLES
-from support.strategies.analytics_inputs import small_events
+from support.strategies.analytics import small_events
 
 from toolcall_spec.analytics.metrics import error_metrics, jsonl_error_metrics
 
@@ -100,7 +100,7 @@ def test_no_calls_is_a_zero_rate_not_a_division_error() -> None:
 
 
 @RATE
-@given(st.lists(small_events(), max_size=40))
+@given(st.lists(small_events, max_size=40))
 def test_the_rate_is_the_dashboard_rule_over_any_set_of_events(events: list[Any]) -> None:
     body = b"".join(orjson.dumps(event) + b"\n" for event in events)
     metrics = jsonl_error_metrics(io.BytesIO(body))

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from hypothesis import assume, example, find, given, settings
 from hypothesis import strategies as st
-from support.strategies.analytics_inputs import (
+from support.strategies.pii_text import (
     TEXT_WITHOUT_DIGITS_OR_AT,
     card_numbers,
     covered_pii,

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 from support import pii_reference
-from support.strategies.analytics_inputs import (
+from support.strategies.pii_text import (
     TEXT_WITHOUT_DIGITS_OR_AT,
     card_numbers,
     covered_pii,

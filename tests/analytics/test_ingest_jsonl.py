@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from support.cli import run_cli
 from support.documents import numbered_event
 from support.repo import EXAMPLES
-from support.strategies.analytics_inputs import defective_events, repairable_events, small_events
+from support.strategies.analytics import defective_events, repairable_events, small_events
 
 from toolcall_spec.analytics.ingest import ingest_jsonl, iter_jsonl_rejections
 from toolcall_spec.loading import BLOCK_BYTES
@@ -88,9 +88,9 @@ def test_progress_is_reported_on_a_run_of_valid_lines() -> None:
 @given(
     st.lists(
         st.one_of(
-            small_events(),
-            defective_events(small_events()),
-            repairable_events(small_events()).map(lambda pair: [*pair]),
+            small_events,
+            defective_events(small_events),
+            repairable_events(small_events).map(lambda pair: [*pair]),
         ),
         max_size=30,
     )

@@ -18,7 +18,7 @@ from hypothesis import find, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from support.checks import default_oracle
-from support.strategies.analytics_inputs import defective_events, tool_call_events
+from support.strategies.analytics import defective_events, tool_call_events
 
 from toolcall_spec import loading
 from toolcall_spec.analytics.ingest import (
@@ -98,16 +98,16 @@ def format_variants() -> st.SearchStrategy[dict[str, Any]]:
         ]
     )
     return st.one_of(
-        st.builds(lambda e, u: {**e, "event_id": u}, tool_call_events(), uuids),
-        st.builds(lambda e, t: {**e, "timestamp": t}, tool_call_events(), times),
-        st.builds(lambda e, t: {**e, "ingested_at": t}, tool_call_events(), times),
+        st.builds(lambda e, u: {**e, "event_id": u}, tool_call_events, uuids),
+        st.builds(lambda e, t: {**e, "timestamp": t}, tool_call_events, times),
+        st.builds(lambda e, t: {**e, "ingested_at": t}, tool_call_events, times),
     )
 
 
 @FAITHFUL
 @given(
     st.one_of(
-        tool_call_events(),
+        tool_call_events,
         defective_events(repairable_too=True).map(lambda pair: pair[0]),
         format_variants(),
     )
@@ -241,7 +241,7 @@ def full_path_accepts(line: bytes) -> bool:
 
 
 any_events = st.one_of(
-    tool_call_events(),
+    tool_call_events,
     defective_events().map(lambda pair: pair[0]),
     format_variants(),
 )

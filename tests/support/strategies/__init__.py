@@ -19,6 +19,10 @@ The API (tests import it as ``from support.strategies import valid_documents, ne
 - ``json_values()``: any JSON value. ``BOOLEAN_LOOKALIKES``: JSON values that are not ``true`` but
   are often mistaken for a boolean.
 
+The analytics tests draw from ``support.strategies.analytics`` (the ``tool_call_events`` behind
+``valid_documents("tool-call-event")``, cheap ``small_events``, ``defective_events`` and
+``repairable_events``) and from ``support.strategies.pii_text`` (PII values planted in text).
+
 Left out on purpose, each pinned by a test in tests/schemas/test_models_strict.py: strings ending
 in a newline where a pattern applies, leap seconds and the year 0000 in date-times (the pure-Python
 oracle misreads them), and numbers beyond the float range (the models refuse them).

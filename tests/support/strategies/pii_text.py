@@ -1,5 +1,5 @@
-"""Hand-written Hypothesis strategies for the analytics tests: PII values to plant in text, text
-that holds none, and analytics ``tool_call`` events (valid ones, and ones with one planted defect).
+"""PII values to plant in text, and text that holds none, for the analytics PII tests (the
+analytics events themselves are in ``support.strategies.analytics``).
 
 Every PII generator builds values the way the real thing is defined (Luhn check digit, IBAN
 mod-97 check digits, SSA area/group/serial rules), never by asking the code under test.
@@ -7,14 +7,10 @@ mod-97 check digits, SSA area/group/serial rules), never by asking the code unde
 
 from __future__ import annotations
 
-import calendar
 import ipaddress
 import string
-from typing import Any
 
 from hypothesis import strategies as st
-
-from toolcall_spec.validation import INTEGER_RANGE
 
 # --- text around planted values -----------------------------------------------------------------
 
@@ -343,181 +339,3 @@ def messages_without_pii(draw: st.DrawFn) -> str:
     for number in draw(st.lists(non_pii_numbers(), min_size=1, max_size=6)):
         parts += [number, draw(WORDS)]
     return "".join(parts)
-
-
-# --- analytics tool_call events -----------------------------------------------------------------
-
-CATEGORIES = ("auth", "validation", "timeout", "rate_limit", "server", "unknown", "tool_error")
-
-_ZONES = st.sampled_from(["Z", "z", "+00:00", "-00:00", "+05:30", "-08:00", "+23:59"])
-
-
-# Strategies are built once: building one inside a composite on every draw is what is slow.
-_YEARS, _MONTHS = st.integers(1, 9999), st.integers(1, 12)
-_DAYS = {n: st.integers(1, n) for n in (28, 29, 30, 31)}
-_HOURS, _SIXTY = st.integers(0, 23), st.integers(0, 59)
-_FRACTIONS = st.sampled_from(["", ".5", ".123", ".123456789"])
-_T = st.sampled_from("Tt")
-
-
-@st.composite
-def timestamps(draw: st.DrawFn) -> str:
-    """RFC 3339 date-times (year 0001 on, no leap seconds: see the differential test); every
-    day a month has, February 29 only in leap years."""
-    year, month = draw(_YEARS), draw(_MONTHS)
-    day = draw(_DAYS[calendar.monthrange(year, month)[1]])
-    time = f"{draw(_HOURS):02d}:{draw(_SIXTY):02d}:{draw(_SIXTY):02d}"
-    fraction, separator, zone = draw(_FRACTIONS), draw(_T), draw(_ZONES)
-    return f"{year:04d}-{month:02d}-{day:02d}{separator}{time}{fraction}{zone}"
-
-
-def uuids() -> st.SearchStrategy[str]:
-    return st.uuids().map(str) | st.uuids().map(lambda u: str(u).upper())
-
-
-_id_text = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=1, max_size=40)
-_plain_object = st.dictionaries(
-    st.text(max_size=8),
-    st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(INTEGER_RANGE.start, INTEGER_RANGE.stop - 1),  # larger ones are refused
-        st.text(max_size=8),
-    ),
-    max_size=3,
-)
-
-
-_OPTIONAL: dict[str, st.SearchStrategy[Any]] = {
-    "event_name": st.text(max_size=30),
-    "latency_ms": st.floats(0, 1e6) | st.integers(0, 10**6),
-    "is_retry": st.sampled_from([0, 1]),
-    "input_keys": _plain_object,
-    "output_content": _plain_object,
-    "tokens_in": st.integers(0, 10**6),
-    "country_code": st.text(string.ascii_uppercase, min_size=2, max_size=2),
-    "locale": st.text(max_size=35),
-    "sdk_version": st.text(max_size=64),
-    "ingested_at": timestamps(),
-}
-_OPTIONAL_NAMES = st.sets(st.sampled_from(sorted(_OPTIONAL)))
-_SOURCES = st.sampled_from(["server", "widget"])
-_STATUSES = st.sampled_from([None, "success", "error"])
-_CATEGORIES = st.sampled_from(CATEGORIES)
-_MESSAGES = st.none() | st.text(max_size=500)
-_UUIDS = uuids()
-_TIMESTAMPS = timestamps()
-
-
-@st.composite
-def tool_call_events(draw: st.DrawFn) -> dict[str, Any]:
-    """A valid analytics ``tool_call`` event, with a random choice of optional members."""
-    event: dict[str, Any] = {
-        "event_id": draw(_UUIDS),
-        "event_type": "tool_call",
-        "trace_id": draw(_id_text),
-        "session_id": draw(_id_text),
-        "timestamp": draw(_TIMESTAMPS),
-        "source": draw(_SOURCES),
-    }
-    for name in draw(_OPTIONAL_NAMES):
-        event[name] = draw(_OPTIONAL[name])
-    status = draw(_STATUSES)
-    if status is not None:
-        event["status"] = status
-    if status == "error":
-        event["error_category"] = draw(_CATEGORIES)
-        message = draw(_MESSAGES)
-        if message is not None:
-            event["error_message"] = message
-    return event
-
-
-# Each defect makes a valid event invalid, whatever else the event holds, and ingest rejects it.
-DEFECTS: dict[str, Any] = {
-    "unknown category": lambda e: {**e, "status": "error", "error_category": "exploded"},
-    "is_retry as a string": lambda e: {**e, "is_retry": "true"},
-    "status as a boolean": lambda e: {**e, "status": True},
-    "hyphen-less event_id": lambda e: {**e, "event_id": e["event_id"].replace("-", "")},
-    "timestamp without a zone": lambda e: {**e, "timestamp": e["timestamp"][:19]},
-    "a day February lacks": lambda e: {**e, "timestamp": "2026-02-30T12:00:00Z"},
-    "no event_id": lambda e: {k: v for k, v in e.items() if k != "event_id"},
-    "negative latency": lambda e: {**e, "latency_ms": -1},
-    "trace_id over 128": lambda e: {**e, "trace_id": "t" * 129},
-    "not an object": lambda e: [e],
-}
-
-# Each of these makes a valid event schema-invalid the way an older SDK does; ingest repairs it,
-# accepts it and warns, naming the member (the value: how the warning starts).
-REPAIRABLE: dict[str, tuple[Any, str]] = {
-    "category on success": (
-        lambda e: {**e, "status": "success", "error_category": "tool_error"},
-        "error_category: ",
-    ),
-    "error without category": (
-        lambda e: {
-            **{k: v for k, v in e.items() if k not in ("error_category", "error_message")},
-            "status": "error",
-        },
-        "error_category: ",
-    ),
-    "unknown member": (lambda e: {**e, "surprise": 1}, "surprise: "),
-    "message over 500": (
-        lambda e: {
-            **e,
-            "status": "error",
-            "error_category": "unknown",
-            "error_message": "x" * 501,
-        },
-        "error_message: ",
-    ),
-}
-SCHEMA_DEFECTS: dict[str, Any] = {
-    **DEFECTS,
-    **{name: repair[0] for name, repair in REPAIRABLE.items()},
-}
-"""Every defect that makes an event break the schema, repairable or not."""
-
-_DEFECT_NAMES = st.sampled_from(sorted(DEFECTS))
-_SCHEMA_DEFECT_NAMES = st.sampled_from(sorted(SCHEMA_DEFECTS))
-_REPAIRABLE_NAMES = st.sampled_from(sorted(REPAIRABLE))
-
-
-@st.composite
-def small_events(draw: st.DrawFn) -> dict[str, Any]:
-    """A valid event with few random members: cheap to draw in numbers, for properties about
-    batches rather than about the members of one event."""
-    event = {
-        "event_id": draw(_UUIDS),
-        "event_type": "tool_call",
-        "trace_id": "tr_1",
-        "session_id": "ses_1",
-        "timestamp": "2026-11-30T12:00:00Z",
-        "source": "server",
-        "status": draw(_STATUSES) or "success",
-    }
-    if event["status"] == "error":
-        event["error_category"] = draw(_CATEGORIES)
-    return event
-
-
-@st.composite
-def defective_events(
-    draw: st.DrawFn,
-    valid: st.SearchStrategy[dict[str, Any]] | None = None,
-    *,
-    repairable_too: bool = False,
-) -> tuple[Any, str]:
-    """``(event, defect name)``: a valid event with one defect that makes it invalid (one ingest
-    rejects; with ``repairable_too``, also one ingest repairs)."""
-    name = draw(_SCHEMA_DEFECT_NAMES if repairable_too else _DEFECT_NAMES)
-    return SCHEMA_DEFECTS[name](draw(valid if valid is not None else tool_call_events())), name
-
-
-@st.composite
-def repairable_events(
-    draw: st.DrawFn, valid: st.SearchStrategy[dict[str, Any]] | None = None
-) -> tuple[dict[str, Any], str]:
-    """``(event, warning start)``: a valid event with one defect ingest repairs."""
-    defect, warning = REPAIRABLE[draw(_REPAIRABLE_NAMES)]
-    return defect(draw(valid if valid is not None else tool_call_events())), warning
