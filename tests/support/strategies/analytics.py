@@ -21,6 +21,7 @@ from support.strategies.values import (
     timestamps,
     uuids,
 )
+from toolcall_spec.validation import INTEGER_RANGE
 
 # --- valid tool_call events ---------------------------------------------------------------------
 
@@ -48,6 +49,10 @@ _open_objects = st.dictionaries(
     member_names | st.text(text_chars, max_size=8), json_values(1), max_size=2
 )
 
+# Up to the top of the 64-bit range every reader of the package takes: the schema allows more, but
+# ingest refuses such an event (its own tests cover that), and these events are ones it accepts.
+_token_counts = json_integers(0, INTEGER_RANGE.stop - 1)
+
 _tool_call_base = objects_of(
     {
         "event_id": uuids,
@@ -73,8 +78,8 @@ _tool_call_base = objects_of(
         "input_values": _open_objects,
         "output_content": _open_objects,
         "intent_signals": _open_objects,
-        "tokens_in": json_integers(0),
-        "tokens_out": json_integers(0),
+        "tokens_in": _token_counts,
+        "tokens_out": _token_counts,
         "country_code": st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=2, max_size=2),
         "locale": _up_to(35),
         "end_user_agent": _up_to(512),
