@@ -311,8 +311,8 @@ def _envelope_members() -> frozenset[str]:
 
 @cache
 def _envelope_validator() -> jsonschema_rs.Validator:
-    """The batch schema without ``events``, so the envelope's members (and unknown ones) are
-    checked by the schema file itself while the events are checked one by one."""
+    """The batch schema without ``events``: the envelope's known members are checked by the
+    schema file itself, while the events are checked one by one."""
     schema = dict(load_schema("ingest-batch"))
     schema["$id"] = schema["$id"].replace("ingest-batch", "ingest-batch-envelope")
     schema["properties"] = {k: v for k, v in schema["properties"].items() if k != "events"}
