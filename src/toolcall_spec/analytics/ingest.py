@@ -155,8 +155,11 @@ def checked_event(event: Any) -> tuple[Any, list[str], list[str]]:
     """``(event as accepted, issues, warnings)``: a valid event as it is; an invalid one
     repaired when it can be (with a warning per change), otherwise its issues."""
     issues = event_issues(event)
-    if not issues:
-        return event, [], []
+    return _repaired_or_rejected(event, issues) if issues else (event, [], [])
+
+
+def _repaired_or_rejected(event: Any, issues: list[str]) -> tuple[Any, list[str], list[str]]:
+    """``checked_event`` for an event whose ``issues`` (not empty) are known already."""
     repaired, changes = repair_event(event)
     if changes and not event_issues(repaired):
         return repaired, [], changes
@@ -335,32 +338,33 @@ def iter_jsonl_rejections(
     """Check every line of a JSONL stream and yield each rejection as it is found, in constant
     memory. ``counts`` is ``[accepted, rejected]`` and is kept up to date; an event accepted
     after a repair is counted as accepted and its changes go to ``warnings`` when given."""
-    is_valid = validator(EVENT_KIND).is_valid  # the hot loop: one lookup, not one per line
     # The pre-check settles (and counts) most valid events from their bytes; the rest come here.
     for index, number, value, error in iter_unsettled_events(handle, counts, on_progress):
-        if error is None and is_valid(value) and within_structure_limits(value):
+        if error is not None:  # not JSON, too long, a repeated member: nothing to repair
+            counts[1] += 1
+            yield rejection(index, [f"(root): {error}"], number)
+            continue
+        issues = event_issues(value)
+        if not issues:
             counts[0] += 1  # the hot path: nothing else for a valid line
-        else:
-            rejected = _checked_line(index, number, value, error, counts=counts, warnings=warnings)
-            if rejected is not None:
-                yield rejected
+            continue
+        rejected = _checked_line(index, number, value, issues, counts=counts, warnings=warnings)
+        if rejected is not None:
+            yield rejected
 
 
 def _checked_line(
     index: int,
     number: int,
     value: Any,
-    error: str | None,
+    issues: list[str],
     *,
     counts: list[int],
     warnings: list[EventWarning] | None,
 ) -> EventRejection | None:
-    """A line that is not a valid event as it stands: accepted after a repair (its changes to
+    """A line whose event has ``issues``: accepted after a repair (its changes to
     ``warnings``), or its rejection."""
-    if error is not None:
-        counts[1] += 1
-        return rejection(index, [f"(root): {error}"], number)
-    _, issues, changes = checked_event(value)
+    _, issues, changes = _repaired_or_rejected(value, issues)
     if issues:
         counts[1] += 1
         return rejection(index, issues, number)
