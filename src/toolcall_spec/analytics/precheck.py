@@ -120,6 +120,7 @@ class Precheck:
         failed: list[int] = []
         events: list[Any] = []
         raws: list[bytes] = []
+        offsets: list[int] = []  # where each decoded event's line is in ``group``
         for offset, raw in enumerate(group):
             try:
                 events.append(decode(raw))  # type: ignore[arg-type]  # None: caught
@@ -127,6 +128,7 @@ class Precheck:
                 failed.append(offset)
                 continue
             raws.append(raw)  # type: ignore[arg-type]  # decoded, so bytes
+            offsets.append(offset)
         if not events:
             return failed
         refused = self._pattern_refusals(events)
@@ -139,9 +141,7 @@ class Precheck:
             )
         if not refused:
             return failed
-        skipped = set(failed)
-        decoded = [offset for offset in range(len(group)) if offset not in skipped]
-        return sorted([*failed, *(decoded[index] for index in refused)])
+        return sorted([*failed, *(offsets[index] for index in refused)])
 
     def _pattern_refusals(self, events: list[Any]) -> set[int]:
         """Indexes (in ``events``) of the events whose pattern members do not match: one check
