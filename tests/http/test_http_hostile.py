@@ -128,6 +128,18 @@ def answer_if_closed(sock: socket.socket, received: bytearray) -> bool:
     return True
 
 
+def answer_head(sock: socket.socket) -> bytearray:
+    """What the server sent once a whole answer head has arrived, the connection still open;
+    fails after 5 s."""
+    received = bytearray()
+    deadline = time.monotonic() + 5
+    while b"\r\n\r\n" not in received:
+        assert not answer_if_closed(sock, received), "the connection closed before an answer"
+        assert time.monotonic() < deadline, "no answer head within 5 s"
+        time.sleep(0.05)
+    return received
+
+
 @SLOW
 def test_300_slow_heads_are_closed_in_time_while_others_are_served(
     implementation: HttpImplementation,
@@ -358,12 +370,7 @@ def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_in_time(
     whole = b"GET /.well-known/openwop HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
     with guarded_server(implementation) as server:
         (sock,) = open_sockets(server.url, 1, whole)
-        received = bytearray()
-        deadline = time.monotonic() + 5
-        while b"\r\n\r\n" not in received:  # the first answer arrives; the connection stays
-            assert not answer_if_closed(sock, received)
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        received = answer_head(sock)  # the first answer arrives; the connection stays
         assert received.startswith(b"HTTP/1.1 200 ")
         sock.send(PARTIAL_HEAD)
         started = time.monotonic()
@@ -391,12 +398,7 @@ def test_a_head_deadline_before_the_armed_timer_is_kept(
         (sock,) = open_sockets(server.url, 1, head + body[:5])
         time.sleep(HEAD_TIMEOUT + 0.5)  # past the first timer, which finds the body owed
         sock.send(body[5:])
-        received = bytearray()
-        deadline = time.monotonic() + 5
-        while b"\r\n\r\n" not in received:
-            assert not answer_if_closed(sock, received)
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        received = answer_head(sock)
         assert received.startswith(b"HTTP/1.1 400 ")
         sock.send(PARTIAL_HEAD)
         started = time.monotonic()
