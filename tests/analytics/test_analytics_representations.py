@@ -20,8 +20,8 @@ from mcp.types import CallToolResult, TextContent
 
 from toolcall_spec.analytics.classify import classify_exception, classify_result
 from toolcall_spec.analytics.events import EventFactory
-from toolcall_spec.analytics.mcp_server import derive_session_id, instrument
 from toolcall_spec.analytics.sinks import MemorySink
+from toolcall_spec.mcp import derive_session_id, instrument
 from toolcall_spec.models import CallToolResult as GeneratedCallToolResult
 
 REPRESENTATIONS = pytest.mark.requirement(

@@ -194,9 +194,9 @@ def global_spans() -> InMemorySpanExporter:
 @pytest.mark.requirement("toolcall-spec.requirement.otel.no-duplicate-span")
 def test_the_sdk_span_is_enriched_not_duplicated(global_spans: InMemorySpanExporter) -> None:
     pytest.importorskip("mcp")
-    from test_analytics_mcp_server import demo_server, run_calls
+    from support.mcp_servers import demo_server, run_calls
 
-    from toolcall_spec.analytics.mcp_server import instrument
+    from toolcall_spec.mcp import instrument
 
     server = demo_server()
     instrument(server, OpenTelemetrySink())

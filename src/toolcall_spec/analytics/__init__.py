@@ -3,8 +3,8 @@ PII from messages, build events, send them to sinks, check them as an ingest end
 compute the error rate.
 
 Modules, one concern each: ``.pii``, ``.classify``, ``.events``, ``.sinks``,
-``.ingest``, ``.metrics``, and ``.mcp_server`` (needs the ``mcp`` extra). The names below
-are importable from this package and load their module on first use.
+``.ingest``, ``.metrics``. The MCP server instrumentation is ``toolcall_spec.mcp.instrument``.
+The names below are importable from this package and load their module on first use.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     )
     from toolcall_spec.analytics.events import EventFactory
     from toolcall_spec.analytics.ingest import ingest_batch, ingest_body, ingest_jsonl
-    from toolcall_spec.analytics.mcp_server import instrument
     from toolcall_spec.analytics.metrics import ErrorMetrics, error_metrics, jsonl_error_metrics
     from toolcall_spec.analytics.pii import strip_pii
     from toolcall_spec.analytics.sinks import JsonlFileSink, MemorySink, callback_sink
@@ -39,7 +38,6 @@ _EXPORTS = {
     "ingest_batch": "ingest",
     "ingest_body": "ingest",
     "ingest_jsonl": "ingest",
-    "instrument": "mcp_server",
     "ErrorMetrics": "metrics",
     "error_metrics": "metrics",
     "jsonl_error_metrics": "metrics",
@@ -65,7 +63,6 @@ __all__ = [
     "ingest_batch",
     "ingest_body",
     "ingest_jsonl",
-    "instrument",
     "jsonl_error_metrics",
     "strip_pii",
 ]

@@ -3,8 +3,6 @@ yields exactly one tool_call event, classified as the client received the result
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -12,104 +10,29 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-import anyio
-import mcp
 from mcp.server import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     CallToolRequestParams,
     CallToolResult,
     ListToolsResult,
     PaginatedRequestParams,
-    TextContent,
     Tool,
 )
-from pydantic import BaseModel
+from support.mcp_servers import Call, demo_server, ids, run_calls
 
 from toolcall_spec.analytics.classify import classify_result
 from toolcall_spec.analytics.ingest import ingest_batch
-from toolcall_spec.analytics.mcp_server import instrument
 from toolcall_spec.analytics.sinks import JsonlFileSink, MemorySink
 from toolcall_spec.loading import iter_jsonl
+from toolcall_spec.mcp import instrument
 from toolcall_spec.validation import validate
 
 ONE_EVENT = pytest.mark.requirement("toolcall-spec.requirement.analytics.one-event-per-call")
 TOOL_ERROR = pytest.mark.requirement("toolcall-spec.requirement.analytics.tool-error-category")
 THROWN = pytest.mark.requirement("toolcall-spec.requirement.analytics.thrown-unknown")
 PRE_HANDLER = pytest.mark.requirement("toolcall-spec.requirement.analytics.pre-handler-validation")
-
-Call = tuple[str, dict[str, Any]]
-
-
-class Offer(BaseModel):
-    price: int
-
-
-def demo_server() -> MCPServer:
-    server = MCPServer("demo")
-
-    @server.tool()
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    @server.tool()
-    def lookup_offer(reference: str) -> CallToolResult:
-        return CallToolResult(
-            content=[
-                TextContent(type="text", text=f"  Offer {reference} expired for max@example.com ")
-            ],
-            is_error=True,
-        )
-
-    @server.tool()
-    def silent_failure() -> CallToolResult:
-        return CallToolResult(content=[], is_error=True)
-
-    @server.tool()
-    def crash() -> str:
-        raise RuntimeError("customer max@example.com not found")
-
-    @server.tool()
-    async def async_crash() -> str:
-        raise ToolError("card 4111 1111 1111 1111 was declined")
-
-    @server.tool()
-    def quota() -> str:
-        raise MCPError(code=-32001, message="quota exceeded for max@example.com")
-
-    @server.tool()
-    def dict_with_flag() -> dict[str, Any]:
-        return {"content": [], "isError": True}
-
-    @server.tool()
-    def bad_output() -> Offer:
-        return "not an offer"  # type: ignore[return-value]  # fails output conversion
-
-    return server
-
-
-def run_calls(server: Server[Any] | MCPServer, calls: list[Call], mode: str = "auto") -> list[Any]:
-    """Call each tool through a real in-process client; a JSON-RPC error is kept as is."""
-    outcomes: list[Any] = []
-
-    async def main() -> None:
-        async with mcp.Client(server, mode=mode) as client:
-            for name, arguments in calls:
-                try:
-                    outcomes.append(await client.call_tool(name, arguments))
-                except MCPError as exc:
-                    outcomes.append(exc)
-
-    anyio.run(main)
-    return outcomes
-
-
-def ids() -> Callable[[], str]:
-    counter = itertools.count()
-    return lambda: f"00000000-0000-4000-8000-{next(counter):012d}"
 
 
 def summary(event: dict[str, Any]) -> tuple[Any, ...]:

@@ -1,0 +1,34 @@
+"""Everything that speaks MCP, in one place (needs the ``mcp`` extra).
+
+Modules, one concern each:
+
+- ``.analytics``: ``instrument(server, sink)``, one ``tool_call`` event per tool call of a real
+  MCP server, classified by the one rule.
+
+This package sits above ``analytics``, ``replay`` and ``host`` (it uses their rules) and beside
+``http``; nothing below it imports it, so ``import toolcall_spec`` never loads the ``mcp`` SDK.
+The names below load their module on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolcall_spec.mcp.analytics import ToolCallAnalytics, derive_session_id, instrument
+
+_EXPORTS = {
+    "ToolCallAnalytics": "analytics",
+    "derive_session_id": "analytics",
+    "instrument": "analytics",
+}
+
+__all__ = ["ToolCallAnalytics", "derive_session_id", "instrument"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(name)
+    return getattr(import_module(f"{__name__}.{module}"), name)
