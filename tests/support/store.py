@@ -123,11 +123,22 @@ def clickhouse_server_url() -> Iterator[str]:
 
 
 class Service:
-    """``toolcall-spec serve-ingest`` in a process of its own, on a free loopback port."""
+    """``toolcall-spec serve-ingest`` in a process of its own, on a free loopback port, its
+    write-ahead log in ``log_dir`` (default: ``ingest-log`` beside the keys file); ``options``
+    are more command-line options (``--no-log``: no log at all)."""
 
-    def __init__(self, store_url: str, keys_file: Path) -> None:
+    def __init__(
+        self,
+        store_url: str,
+        keys_file: Path,
+        log_dir: Path | None = None,
+        options: tuple[str, ...] = (),
+    ) -> None:
         command = [sys.executable, "-m", "toolcall_spec.cli", "serve-ingest"]
         command += ["--store", store_url, "--keys-file", str(keys_file), "--port", "0"]
+        if "--no-log" not in options:
+            command += ["--log-dir", str(log_dir or keys_file.parent / "ingest-log")]
+        command += options
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert self.process.stdout is not None
         line = self.process.stdout.readline().decode()

@@ -6,6 +6,11 @@
 its key (``{"my-project": "a-long-random-key"}``); clients send ``Authorization: Bearer <key>``
 and their events are stored under that project. Loopback by default. Prints ``serving on URL``
 once the socket is bound (``--port 0`` picks a free one). Exit 2 when it cannot start.
+
+A batch is acknowledged once it is fsynced in the process's write-ahead log (``--log-dir``; for a
+DuckDB file ``FILE.ingest-log`` beside it by default; a ClickHouse store needs one named, one per
+process); a loader thread moves the log into the store. ``--no-log`` writes each group of batches
+to the store before answering instead (slower). On start the log is replayed.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from toolcall_spec.cli.console import fail
 from toolcall_spec.loading import DocumentError, read_json_file
 
 DEFAULT_PORT = 8766
+DEFAULT_MAX_LOG_MB = 256
 
 
 def register(subparsers: Any) -> str:
@@ -38,6 +44,24 @@ def register(subparsers: Any) -> str:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}; 0: a free port"
+    )
+    logging = parser.add_mutually_exclusive_group()
+    logging.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        help="the write-ahead log (one per process; default for a DuckDB file: FILE.ingest-log)",
+    )
+    logging.add_argument(
+        "--no-log",
+        action="store_true",
+        help="no write-ahead log: each answer waits for a store write (slower)",
+    )
+    parser.add_argument(
+        "--max-log-mb",
+        type=int,
+        default=DEFAULT_MAX_LOG_MB,
+        metavar="MB",
+        help=f"backlog bound in MiB; past it the endpoint answers 503 (default {DEFAULT_MAX_LOG_MB})",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
@@ -70,10 +94,20 @@ def run(args: argparse.Namespace) -> int:
         fail(str(exc))
         return 2
     with store:
+        log_dir = log_directory(args)
+        if log_dir is _MISSING:
+            return 2
+        try:
+            log = None if log_dir is None else open_log(Path(log_dir), store, args.max_log_mb)
+        except StoreError as exc:
+            fail(str(exc))
+            return 2
         try:
             sock = bind(args.host, args.port)
         except OSError as exc:
             fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+            if log is not None:
+                log.close(drain_seconds=0)
             return 2
         if not is_loopback(args.host):
             fail(
@@ -82,9 +116,38 @@ def run(args: argparse.Namespace) -> int:
             )
         print(f"serving on {url_of(sock)}", flush=True)
         serve_forever(
-            create_ingest_app(IngestSettings(store, keys)), sock, log_level=args.log_level
+            create_ingest_app(IngestSettings(store, keys, log)), sock, log_level=args.log_level
         )
     return 0
+
+
+_MISSING = ""
+
+
+def log_directory(args: argparse.Namespace) -> str | None:
+    """The log directory to use, ``None`` for ``--no-log``, or ``_MISSING`` after reporting that
+    a store without a default needs one named."""
+    if args.no_log:
+        return None
+    if args.log_dir:
+        return str(args.log_dir)
+    if args.store.startswith("clickhouse://") or args.store.endswith(":memory:"):
+        fail(
+            f"{args.store}: name the write-ahead log with --log-dir DIR (one per serve-ingest "
+            "process), or pass --no-log"
+        )
+        return _MISSING
+    return args.store.removeprefix("duckdb://").partition("?")[0] + ".ingest-log"
+
+
+def open_log(directory: Path, store: Any, max_mb: int) -> Any:
+    from toolcall_spec.analytics.store.wal import WriteAheadLog  # noqa: PLC0415
+
+    if max_mb <= 0:
+        from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
+
+        raise StoreError(f"--max-log-mb: expected a positive number of MiB, got {max_mb}")
+    return WriteAheadLog.open(directory, store, max_backlog_bytes=max_mb * 2**20)
 
 
 def read_keys(path: str) -> dict[str, str] | None:

@@ -26,9 +26,10 @@ import asyncio
 import hmac
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
 import orjson
@@ -40,11 +41,19 @@ from starlette.routing import Route
 from toolcall_spec.analytics.ingest import MAX_BODY_BYTES, ingest_body, refused
 from toolcall_spec.analytics.store import EventStore, StoreError, event_row
 from toolcall_spec.analytics.store.layout import Row
+from toolcall_spec.analytics.store.wal import (
+    LogFullError,
+    LogWriteError,
+    WriteAheadLog,
+    encode_record,
+)
 from toolcall_spec.clock import utc_now
 from toolcall_spec.http.auth import bearer_token
 from toolcall_spec.typed import IngestAnswer
 
 EVENTS_PATH = "/v1/events"
+HEALTH_PATH = "/v1/health"
+T = TypeVar("T")
 
 
 class BodyTooLargeError(Exception):
@@ -60,22 +69,28 @@ class IngestSettings:
     store: EventStore
     keys: Mapping[str, str]
     """Key (bearer token) -> project id."""
+    log: WriteAheadLog | None = None
+    """The write-ahead log batches are made durable in (its loader fills ``store``); ``None``:
+    each group of batches is written to the store directly, the answer waiting for it."""
 
 
-class GroupWriter:
-    """Writes the rows of concurrent requests to the store together. A request's ``write``
-    returns once a store write holding its rows has returned (durably written), or raises what
-    that write raised; while one write is under way, the rows arriving meanwhile wait for the
-    next one. Only the event loop's thread calls ``write``."""
+RETRY_AFTER_SECONDS = 2
 
-    def __init__(self, store: EventStore) -> None:
-        self._store = store
-        self._waiting: list[tuple[Sequence[Row], asyncio.Future[None]]] = []
+
+class GroupWriter(Generic[T]):
+    """Hands the items of concurrent requests to one blocking ``write`` together (group
+    commit). A request's ``submit`` returns once a ``write`` holding its item has returned, or
+    raises what that write raised; while one write is under way, the items arriving meanwhile
+    wait for the next one. Only the event loop's thread calls ``submit``."""
+
+    def __init__(self, write: Callable[[list[T]], None]) -> None:
+        self._write = write
+        self._waiting: list[tuple[T, asyncio.Future[None]]] = []
         self._drain: asyncio.Task[None] | None = None
 
-    async def write(self, rows: Sequence[Row]) -> None:
+    async def submit(self, item: T) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append((rows, done))
+        self._waiting.append((item, done))
         if self._drain is None or self._drain.done():
             self._drain = asyncio.create_task(self._write_waiting())
         await asyncio.shield(done)
@@ -83,9 +98,8 @@ class GroupWriter:
     async def _write_waiting(self) -> None:
         while self._waiting:
             group, self._waiting = self._waiting, []
-            rows = [row for batch, _ in group for row in batch]
             try:
-                await anyio.to_thread.run_sync(self._store.write, rows)
+                await anyio.to_thread.run_sync(self._write, [item for item, _ in group])
             except Exception as exc:  # every waiting request learns the write failed
                 for _, done in group:
                     if not done.done():
@@ -96,11 +110,69 @@ class GroupWriter:
                         done.set_result(None)
 
 
+class EventIntake:
+    """The one way accepted events become durable, for every route that takes events
+    (``/v1/events``, OTLP traces): into the write-ahead log when the settings have one (one
+    fsync per group of concurrent batches; the log's loader fills the store), else straight into
+    the store (one write per group)."""
+
+    def __init__(self, settings: IngestSettings) -> None:
+        self.log = settings.log
+        self.store = settings.store
+        if self.log is not None:
+            self._records: GroupWriter[bytes] | None = GroupWriter(self.log.append)
+            self._rows: GroupWriter[Sequence[Row]] | None = None
+        else:
+            self._records = None
+            self._rows = GroupWriter(self._write_rows)
+
+    def _write_rows(self, batches: list[Sequence[Row]]) -> None:
+        self.store.write([row for batch in batches for row in batch])
+
+    async def make_durable(
+        self, project: str, events: Sequence[Mapping[str, Any]]
+    ) -> Response | None:
+        """``None`` once ``events`` (schema-valid, as accepted) are durable for ``project``: the
+        caller may acknowledge them. Otherwise the answer to send instead, nothing acknowledged:
+        503 with ``Retry-After`` (the log is full: the engine is behind; or the store failed),
+        507 (the disk is full)."""
+        if not events:
+            return None
+        try:
+            if self._records is not None and self.log is not None:
+                if not self.log.has_room():
+                    return _busy("the ingest log is full (the store is behind); retry later")
+                await self._records.submit(encode_record(project, utc_now(), events))
+            elif self._rows is not None:
+                await self._rows.submit(rows_of(events, project))
+        except LogFullError:
+            return _busy("the ingest log is full (the store is behind); retry later")
+        except LogWriteError as exc:
+            if exc.disk_full:
+                return _error(507, "insufficient_storage", f"{exc}: nothing was acknowledged")
+            return _busy(f"the events could not be logged ({exc}); retry")
+        except StoreError:
+            return _busy("the events could not be stored; retry")
+        return None
+
+    def health(self) -> dict[str, Any]:
+        """What ``GET /v1/health`` answers: the engine, and the log's backlog."""
+        out: dict[str, Any] = {"status": "ok", "store": self.store.engine}
+        if self.log is not None:
+            stats = self.log.stats.as_dict()
+            out["log"] = {**stats, "max_backlog_bytes": self.log.max_backlog_bytes}
+            if not self.log.has_room():
+                out["status"] = "full"
+        return out
+
+
 def create_ingest_app(settings: IngestSettings) -> Starlette:
-    """The ASGI app serving ``POST /v1/events`` into ``settings.store``."""
+    """The ASGI app serving ``POST /v1/events`` (and ``GET /v1/health``) into
+    ``settings.store``, through ``settings.log`` when there is one (its loader runs while the app
+    does; on shutdown it loads what it can, the rest stays in the log for the next start)."""
     if not settings.keys or any(not key for key in settings.keys):
         raise ValueError("the ingest endpoint needs at least one non-empty key")
-    writer = GroupWriter(settings.store)
+    intake = EventIntake(settings)
 
     async def post_events(request: Request) -> Response:
         project = project_of(settings.keys, bearer_token(request.headers.get("authorization")))
@@ -116,14 +188,29 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
         except BadEncodingError as exc:
             return _error(400, "invalid_encoding", str(exc))
         answer, events = accepted_events(raw)
-        if events:
-            try:
-                await writer.write(rows_of(events, project))
-            except StoreError:
-                return _error(503, "store_unavailable", "the events could not be stored; retry")
-        return _answer(answer)
+        problem = await intake.make_durable(project, events)
+        return _answer(answer) if problem is None else problem
 
-    return Starlette(routes=[Route(EVENTS_PATH, post_events, methods=["POST"])])
+    async def get_health(request: Request) -> Response:
+        return Response(orjson.dumps(intake.health()), 200, media_type="application/json")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if settings.log is not None:
+            settings.log.start()
+        try:
+            yield
+        finally:
+            if settings.log is not None:
+                await anyio.to_thread.run_sync(settings.log.close)
+
+    return Starlette(
+        routes=[
+            Route(EVENTS_PATH, post_events, methods=["POST"]),
+            Route(HEALTH_PATH, get_health, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )
 
 
 def project_of(keys: Mapping[str, str], presented: str | None) -> str | None:
@@ -194,6 +281,12 @@ def _too_large(limit: int) -> IngestAnswer:
 def _answer(answer: IngestAnswer) -> Response:
     body: IngestAnswer = {**answer, "requestId": str(uuid.uuid4())}
     return Response(orjson.dumps(body), answer["status"], media_type="application/json")
+
+
+def _busy(message: str) -> Response:
+    response = _error(503, "service_unavailable", message)
+    response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 def _error(status: int, code: str, message: str) -> Response:

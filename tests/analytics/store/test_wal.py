@@ -1,0 +1,250 @@
+"""The write-ahead log on its own, against a real DuckDB store: framing, recovery of a torn tail
+and of a corrupt record, the bound, a full disk (the error injected at the system call), segment
+rotation, and a crash between a load and its checkpoint."""
+
+from __future__ import annotations
+
+import errno
+import logging
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.store import tool_call
+
+from toolcall_spec.analytics.store import EventStore, open_store
+from toolcall_spec.analytics.store.wal import (
+    HEADER_BYTES,
+    LogError,
+    LogFullError,
+    LogWriteError,
+    WriteAheadLog,
+    decode_payload,
+    encode_record,
+    frame_at,
+)
+
+pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
+
+NOW = datetime(2026, 12, 1, 12, 0, 0, 123456, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EventStore]:
+    with open_store(str(tmp_path / "events.duckdb")) as opened:
+        yield opened
+
+
+def records(count: int, per_record: int = 3, start: int = 0) -> list[tuple[bytes, list[Any]]]:
+    out = []
+    for number in range(count):
+        events = [tool_call(start + number * per_record + i) for i in range(per_record)]
+        out.append((encode_record("p", NOW, events), events))
+    return out
+
+
+def load_all(log: WriteAheadLog) -> None:
+    for _ in range(1000):
+        if not log.load_once() and not log._has_unloaded():
+            return
+    raise AssertionError("the loader did not reach the end")
+
+
+def segment(log_dir: Path) -> Path:
+    [path] = sorted(log_dir.glob("*.log"))
+    return path
+
+
+def stored_ids(store: EventStore) -> set[str]:
+    return {str(row[0]) for row in store.query("SELECT event_id FROM {events}", {})}
+
+
+def test_a_record_round_trips_with_its_project_time_and_events() -> None:
+    events = [tool_call(1), tool_call(2)]
+    data = encode_record("shop", NOW, events)
+    frame = frame_at(data, 0)
+    assert frame is not None and frame.count == 2 and frame.end == len(data)
+    record = decode_payload(frame.payload)
+    assert (record.project, record.accepted_at, record.events) == ("shop", NOW, events)
+
+
+def test_appended_records_are_loaded_once_and_counted(tmp_path: Path, store: EventStore) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    batch = records(4)
+    log.append([data for data, _ in batch[:3]])
+    log.append([batch[3][0]])
+    assert (log.stats.appended_events, log.stats.backlog_events) == (12, 12)
+    load_all(log)
+    assert log.stats.loaded_events == 12
+    assert (log.stats.backlog_events, log.stats.backlog_bytes) == (0, 0)
+    assert stored_ids(store) == {e["event_id"] for _, events in batch for e in events}
+    log.close()
+
+
+def test_a_torn_tail_is_cut_and_logged(
+    tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    batch = records(3)
+    log.append([data for data, _ in batch])
+    log.close(drain_seconds=0)
+    path = segment(tmp_path / "log")
+    whole = path.stat().st_size
+    with path.open("ab") as handle:  # the process died half-way through writing a record
+        handle.write(records(1, start=100)[0][0][: HEADER_BYTES + 5])
+    with caplog.at_level(logging.WARNING, logger="toolcall_spec.wal"):
+        reopened = WriteAheadLog.open(tmp_path / "log", store)
+    assert path.stat().st_size == whole
+    assert reopened.stats.cut_bytes == HEADER_BYTES + 5
+    assert "torn tail" in caplog.text
+    load_all(reopened)
+    assert len(stored_ids(store)) == 9
+    reopened.close()
+
+
+def test_a_corrupt_record_is_skipped_counted_and_logged(
+    tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    batch = records(3)
+    log.append([data for data, _ in batch])
+    log.close(drain_seconds=0)
+    path = segment(tmp_path / "log")
+    content = bytearray(path.read_bytes())
+    content[len(batch[0][0]) + HEADER_BYTES + 10] ^= 0xFF  # a byte of the second record flips
+    path.write_bytes(bytes(content))
+    reopened = WriteAheadLog.open(tmp_path / "log", store)
+    with caplog.at_level(logging.ERROR, logger="toolcall_spec.wal"):
+        load_all(reopened)
+    assert reopened.stats.corrupt_records == 1
+    assert "skipped a corrupt record" in caplog.text
+    survivors = {e["event_id"] for index in (0, 2) for e in batch[index][1]}
+    assert stored_ids(store) == survivors
+    reopened.close()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(min_value=0, max_value=10_000))
+def test_recovery_keeps_exactly_the_records_written_whole(tmp_path_factory: Any, cut: int) -> None:
+    """A crash can tear the file at any byte: the records wholly before the tear are loaded,
+    nothing else, and the file is cut back to their end."""
+    root = tmp_path_factory.mktemp("torn")
+    batch = records(5)
+    sizes = [len(data) for data, _ in batch]
+    full = b"".join(data for data, _ in batch)
+    cut %= len(full) + 1
+    (root / "log").mkdir()
+    (root / "log" / "000000000001.log").write_bytes(full[:cut])
+    with open_store(str(root / "e.duckdb")) as store:
+        log = WriteAheadLog.open(root / "log", store)
+        load_all(log)
+        whole, end = 0, 0
+        while whole < len(sizes) and end + sizes[whole] <= cut:
+            end += sizes[whole]
+            whole += 1
+        assert stored_ids(store) == {e["event_id"] for _, events in batch[:whole] for e in events}
+        assert segment(root / "log").stat().st_size == end
+        log.close()
+
+
+@pytest.mark.parametrize("call", ["write", "fsync"])
+def test_a_full_disk_fails_the_batch_and_keeps_what_was_acknowledged(
+    tmp_path: Path, store: EventStore, call: str
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    batch = records(3)
+    log.append([batch[0][0]])
+    size = segment(tmp_path / "log").stat().st_size
+
+    def no_space(*args: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    real_write, real_sync = log.write_bytes, log.sync
+    if call == "write":
+        log.write_bytes = no_space
+    else:
+        log.sync = no_space
+    with pytest.raises(LogWriteError) as failed:
+        log.append([batch[1][0]])
+    assert failed.value.disk_full and "disk is full" in str(failed.value)
+    assert segment(tmp_path / "log").stat().st_size == size  # nothing of the failed batch
+    log.write_bytes, log.sync = real_write, real_sync
+    log.append([batch[2][0]])  # space again: the log goes on
+    load_all(log)
+    expected = {e["event_id"] for index in (0, 2) for e in batch[index][1]}
+    assert stored_ids(store) == expected
+    assert log.stats.corrupt_records == 0
+    log.close()
+
+
+def test_past_its_bound_the_log_refuses_more(tmp_path: Path, store: EventStore) -> None:
+    batch = records(3)
+    log = WriteAheadLog.open(tmp_path / "log", store, max_backlog_bytes=len(batch[0][0]) + 1)
+    log.append([batch[0][0]])
+    assert log.has_room()
+    log.append([batch[1][0]])
+    assert not log.has_room()
+    with pytest.raises(LogFullError):
+        log.append([batch[2][0]])
+    load_all(log)  # the engine catches up: room again
+    assert log.has_room()
+    log.append([batch[2][0]])
+    log.close()
+
+
+def test_one_log_serves_one_process(tmp_path: Path, store: EventStore) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    with pytest.raises(LogError, match="in use by another process"):
+        WriteAheadLog.open(tmp_path / "log", store)
+    log.close()
+    WriteAheadLog.open(tmp_path / "log", store).close()
+
+
+def test_segments_rotate_and_loaded_ones_are_deleted(tmp_path: Path, store: EventStore) -> None:
+    batch = records(10)
+    log = WriteAheadLog.open(tmp_path / "log", store, segment_bytes=2 * len(batch[0][0]))
+    for data, _ in batch:
+        log.append([data])
+    assert len(list((tmp_path / "log").glob("*.log"))) >= 5
+    load_all(log)
+    assert len(stored_ids(store)) == 30
+    assert len(list((tmp_path / "log").glob("*.log"))) == 1  # the one being written
+    log.close()
+    reopened = WriteAheadLog.open(tmp_path / "log", store)
+    assert reopened.stats.backlog_events == 0
+    reopened.close()
+
+
+def test_a_crash_between_load_and_checkpoint_loads_again_but_stores_once(
+    tmp_path: Path, store: EventStore
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    batch = records(4)
+    log.append([data for data, _ in batch])
+    load_all(log)
+    log.close()
+    (tmp_path / "log" / "checkpoint").unlink()  # as if the process died before writing it
+    reopened = WriteAheadLog.open(tmp_path / "log", store)
+    assert reopened.stats.backlog_events == 12
+    load_all(reopened)
+    assert store.count() == 12
+    reopened.close()
+
+
+def test_an_unreadable_checkpoint_replays_the_log(
+    tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    log.append([records(1)[0][0]])
+    log.close(drain_seconds=0)
+    (tmp_path / "log" / "checkpoint").write_text("not a checkpoint")
+    with caplog.at_level(logging.WARNING, logger="toolcall_spec.wal"):
+        reopened = WriteAheadLog.open(tmp_path / "log", store)
+    assert "unreadable checkpoint" in caplog.text
+    load_all(reopened)
+    assert store.count() == 3
+    reopened.close()
