@@ -148,6 +148,24 @@ class Service:
             raise AssertionError(f"serve-ingest did not start: {line!r} {errors.decode()}")
         self.url = line.removeprefix("serving on ").strip()
 
+    def health(self) -> dict[str, Any]:
+        import httpx
+
+        answer: dict[str, Any] = httpx.get(self.url + "/v1/health", timeout=10).json()
+        return answer
+
+    def wait_loaded(self, timeout: float = 60.0) -> dict[str, Any]:
+        """The health answer once the log's backlog is loaded into the store."""
+        deadline = time.monotonic() + timeout
+        while True:
+            health = self.health()
+            backlog = health.get("log", {})
+            if not backlog.get("backlog_bytes") and not backlog.get("backlog_events"):
+                return health
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the log was not loaded within {timeout:.0f} s: {health}")
+            time.sleep(0.05)
+
     def kill(self) -> None:
         os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(30)

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolcall_spec.cli.console import fail
 from toolcall_spec.loading import DocumentError, read_json_file
+
+if TYPE_CHECKING:
+    from toolcall_spec.analytics.store import EventStore
+    from toolcall_spec.analytics.store.wal import WriteAheadLog
 
 DEFAULT_PORT = 8766
 DEFAULT_MAX_LOG_MB = 256
@@ -61,7 +65,7 @@ def register(subparsers: Any) -> str:
         type=int,
         default=DEFAULT_MAX_LOG_MB,
         metavar="MB",
-        help=f"backlog bound in MiB; past it the endpoint answers 503 (default {DEFAULT_MAX_LOG_MB})",
+        help=f"the log's backlog bound in MiB; past it: 503 (default {DEFAULT_MAX_LOG_MB})",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
@@ -88,15 +92,15 @@ def run(args: argparse.Namespace) -> int:
     keys = read_keys(args.keys_file)
     if keys is None:
         return 2
+    log_dir = log_directory(args)
+    if log_dir == _MISSING:
+        return 2
     try:
         store = open_store(args.store)
     except StoreError as exc:
         fail(str(exc))
         return 2
     with store:
-        log_dir = log_directory(args)
-        if log_dir is _MISSING:
-            return 2
         try:
             log = None if log_dir is None else open_log(Path(log_dir), store, args.max_log_mb)
         except StoreError as exc:
@@ -137,15 +141,16 @@ def log_directory(args: argparse.Namespace) -> str | None:
             "process), or pass --no-log"
         )
         return _MISSING
-    return args.store.removeprefix("duckdb://").partition("?")[0] + ".ingest-log"
+    store: str = args.store
+    return store.removeprefix("duckdb://").partition("?")[0] + ".ingest-log"
 
 
-def open_log(directory: Path, store: Any, max_mb: int) -> Any:
+def open_log(directory: Path, store: EventStore, max_mb: int) -> WriteAheadLog:
+    """The log, recovered (its backlog is loaded once the server runs); ``StoreError``."""
+    from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
     from toolcall_spec.analytics.store.wal import WriteAheadLog  # noqa: PLC0415
 
     if max_mb <= 0:
-        from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
-
         raise StoreError(f"--max-log-mb: expected a positive number of MiB, got {max_mb}")
     return WriteAheadLog.open(directory, store, max_backlog_bytes=max_mb * 2**20)
 

@@ -29,6 +29,7 @@ import zlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 import anyio.to_thread
@@ -45,6 +46,7 @@ from toolcall_spec.analytics.store.wal import (
     LogFullError,
     LogWriteError,
     WriteAheadLog,
+    encode_batch_record,
     encode_record,
 )
 from toolcall_spec.clock import utc_now
@@ -120,29 +122,41 @@ class EventIntake:
         self.log = settings.log
         self.store = settings.store
         if self.log is not None:
-            self._records: GroupWriter[bytes] | None = GroupWriter(self.log.append)
+            self._records: GroupWriter[Callable[[], bytes]] | None = GroupWriter(self._append)
             self._rows: GroupWriter[Sequence[Row]] | None = None
         else:
             self._records = None
             self._rows = GroupWriter(self._write_rows)
 
+    def _append(self, records: list[Callable[[], bytes]]) -> None:
+        """Frame the records here, in the writer's thread, then append them (one fsync)."""
+        assert self.log is not None
+        self.log.append([record() for record in records])
+
     def _write_rows(self, batches: list[Sequence[Row]]) -> None:
         self.store.write([row for batch in batches for row in batch])
 
     async def make_durable(
-        self, project: str, events: Sequence[Mapping[str, Any]]
+        self, project: str, events: Sequence[Mapping[str, Any]], batch: bytes | None = None
     ) -> Response | None:
         """``None`` once ``events`` (schema-valid, as accepted) are durable for ``project``: the
         caller may acknowledge them. Otherwise the answer to send instead, nothing acknowledged:
         503 with ``Retry-After`` (the log is full: the engine is behind; or the store failed),
-        507 (the disk is full)."""
+        507 (the disk is full). ``batch``: the batch body the events came from, when every event
+        in it was accepted as sent; the log keeps it as it is instead of encoding them again."""
         if not events:
             return None
         try:
             if self._records is not None and self.log is not None:
                 if not self.log.has_room():
                     return _busy("the ingest log is full (the store is behind); retry later")
-                await self._records.submit(encode_record(project, utc_now(), events))
+                now = utc_now()
+                record = (
+                    partial(encode_record, project, now, events)
+                    if batch is None
+                    else partial(encode_batch_record, project, now, batch, len(events))
+                )
+                await self._records.submit(record)
             elif self._rows is not None:
                 await self._rows.submit(rows_of(events, project))
         except LogFullError:
@@ -188,7 +202,7 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
         except BadEncodingError as exc:
             return _error(400, "invalid_encoding", str(exc))
         answer, events = accepted_events(raw)
-        problem = await intake.make_durable(project, events)
+        problem = await intake.make_durable(project, events, raw if unchanged(answer) else None)
         return _answer(answer) if problem is None else problem
 
     async def get_health(request: Request) -> Response:
@@ -266,6 +280,11 @@ def accepted_events(raw: bytes) -> tuple[IngestAnswer, list[dict[str, Any]]]:
     events: list[dict[str, Any]] = []
     answer = ingest_body(raw, on_accepted=events.append)
     return answer, events
+
+
+def unchanged(answer: IngestAnswer) -> bool:
+    """Every event of the batch was accepted as sent: nothing rejected, nothing repaired."""
+    return answer["status"] == 200 and not answer.get("warnings")
 
 
 def rows_of(events: Sequence[Mapping[str, Any]], project: str) -> list[Row]:

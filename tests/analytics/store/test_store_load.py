@@ -107,7 +107,8 @@ def test_every_acknowledged_event_survives_kill_9(store_url: str, tmp_path: Path
         thread.join(30)
     acked = set().union(*acknowledged)
     assert len(acked) >= 500
-    restarted = Service(store_url, keys_file)  # the store opens again (DuckDB replays its log)
+    restarted = Service(store_url, keys_file)  # the ingest log (and DuckDB's own) is replayed
+    restarted.wait_loaded()
     restarted.stop()
     stored = set(stored_ids(store_url))
     assert acked <= stored

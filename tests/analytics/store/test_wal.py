@@ -67,7 +67,9 @@ def test_a_record_round_trips_with_its_project_time_and_events() -> None:
     events = [tool_call(1), tool_call(2)]
     data = encode_record("shop", NOW, events)
     frame = frame_at(data, 0)
-    assert frame is not None and frame.count == 2 and frame.end == len(data)
+    assert frame is not None
+    assert frame.count == 2
+    assert frame.end == len(data)
     record = decode_payload(frame.payload)
     assert (record.project, record.accepted_at, record.events) == ("shop", NOW, events)
 
@@ -127,7 +129,9 @@ def test_a_corrupt_record_is_skipped_counted_and_logged(
     reopened.close()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(cut=st.integers(min_value=0, max_value=10_000))
 def test_recovery_keeps_exactly_the_records_written_whole(tmp_path_factory: Any, cut: int) -> None:
     """A crash can tear the file at any byte: the records wholly before the tear are loaded,
@@ -170,7 +174,8 @@ def test_a_full_disk_fails_the_batch_and_keeps_what_was_acknowledged(
         log.sync = no_space
     with pytest.raises(LogWriteError) as failed:
         log.append([batch[1][0]])
-    assert failed.value.disk_full and "disk is full" in str(failed.value)
+    assert failed.value.disk_full
+    assert "disk is full" in str(failed.value)
     assert segment(tmp_path / "log").stat().st_size == size  # nothing of the failed batch
     log.write_bytes, log.sync = real_write, real_sync
     log.append([batch[2][0]])  # space again: the log goes on

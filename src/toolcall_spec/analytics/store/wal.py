@@ -11,7 +11,9 @@ group; the engine then sees one write of up to ``LOAD_BATCH_EVENTS`` events.
 per log). A segment is a run of records; each record is framed::
 
     magic b"TCW1" | payload length (u32) | event count (u32) | CRC-32 of count and payload (u32)
-    payload: JSON [project, accepted-at in microseconds since the epoch, [event, ...]]
+    payload: kind (u8) | project length (u16) | accepted-at, microseconds (i64) | project | body
+    body: a JSON array of the events as accepted, or (kind 1) the request's batch body as
+    received, when every event in it was accepted as sent
 
 **Recovery** (``WriteAheadLog.open``) reads from the checkpoint on: a record that ends past the end
 of its file, or bytes after the last good record, are a torn tail (the process died while writing):
@@ -32,6 +34,7 @@ to its last fsynced end, so the failed batch, never acknowledged, leaves nothing
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import logging
@@ -108,19 +111,39 @@ class LogStats:
         return asdict(self)
 
 
+_EVENTS, _BATCH = 0, 1
+"""Payload kinds: a JSON array of the events as accepted; or a batch body (``{"events": [...]}``)
+every event of which was accepted as sent, logged as received (no second encoding)."""
+_PREFIX = struct.Struct(">BHq")
+"""Payload prefix: kind, project length (the project's UTF-8 follows), accepted-at microseconds."""
+
+
 def encode_record(project: str, accepted_at: datetime, events: Sequence[Any]) -> bytes:
     """One framed record holding ``events`` (schema-valid, as accepted) for ``project``."""
+    return _frame(_EVENTS, project, accepted_at, orjson.dumps(events), len(events))
+
+
+def encode_batch_record(project: str, accepted_at: datetime, body: bytes, count: int) -> bytes:
+    """One framed record holding a batch body whose ``count`` events were all accepted exactly
+    as sent (no repair, no rejection): the body is logged as it is, not encoded again."""
+    return _frame(_BATCH, project, accepted_at, body, count)
+
+
+def _frame(kind: int, project: str, accepted_at: datetime, body: bytes, count: int) -> bytes:
+    name = project.encode()
     micros = int(accepted_at.timestamp() * 1_000_000)
-    payload = orjson.dumps([project, micros, events])
-    count = len(events)
+    payload = b"".join((_PREFIX.pack(kind, len(name), micros), name, body))
     checksum = zlib.crc32(payload, zlib.crc32(count.to_bytes(4, "big")))
     return _HEADER.pack(MAGIC, len(payload), count, checksum) + payload
 
 
 def decode_payload(payload: bytes) -> Record:
-    project, micros, events = orjson.loads(payload)
-    moment = datetime.fromtimestamp(micros / 1_000_000, timezone.utc)
-    return Record(str(project), moment, events)
+    kind, length, micros = _PREFIX.unpack_from(payload)
+    start = _PREFIX.size + length
+    project = payload[_PREFIX.size : start].decode()
+    value = orjson.loads(payload[start:])
+    events = value["events"] if kind == _BATCH else value
+    return Record(project, datetime.fromtimestamp(micros / 1_000_000, timezone.utc), events)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +238,7 @@ class WriteAheadLog:
         self._stopping = False
         # The two system calls a full disk makes fail; tests replace them to inject the error.
         self.write_bytes: Callable[[int, memoryview], int] = os.write
-        self.sync: Callable[[int], None] = os.fsync
+        self.sync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
     # --- opening and recovery -------------------------------------------------------------------
 
@@ -329,7 +352,7 @@ class WriteAheadLog:
         path = self.directory / "checkpoint"
         temporary = path.with_suffix(".tmp")
         temporary.write_text(f"{position[0]} {position[1]}\n")
-        os.replace(temporary, path)
+        temporary.replace(path)
 
     def _open_active(self, number: int) -> None:
         self._fd = os.open(self._segment_path(number), os.O_WRONLY | os.O_CREAT, 0o644)
@@ -423,7 +446,8 @@ class WriteAheadLog:
         rows: list[Row] = []
         for frame in frames:
             record = decode_payload(frame.payload)
-            rows.extend(event_row(event, record.project, record.accepted_at) for event in record.events)
+            at = record.accepted_at
+            rows.extend(event_row(event, record.project, at) for event in record.events)
         if rows:
             self.store.write(rows)
         loaded = sum(frame.count for frame in frames)
@@ -495,9 +519,11 @@ class WriteAheadLog:
 
     def _backlog_bytes(self) -> int:
         number, offset = self._position
-        return sum(end - (offset if n == number else 0) for n, end in self._durable.items() if n >= number)
+        ends = self._durable.items()
+        return sum(end - (offset if n == number else 0) for n, end in ends if n >= number)
 
     def _load_forever(self) -> None:
+        _lower_priority()
         failures = 0
         while True:
             with self._wake:
@@ -522,6 +548,18 @@ class WriteAheadLog:
     def _has_unloaded(self) -> bool:
         number, offset = self._position
         return self._durable.get(number, offset) > offset or any(n > number for n in self._durable)
+
+
+LOADER_NICENESS = 10
+"""How much lower the loader thread's CPU priority is than the endpoint's: on a busy machine the
+answers get the CPU first and the loader catches up when requests pause; the backlog bound stops
+it from falling behind without limit."""
+
+
+def _lower_priority() -> None:
+    # Linux: the niceness is per thread; elsewhere the loader keeps the same priority
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOADER_NICENESS)
 
 
 def _read(path: Path, start: int, end: int) -> bytes:

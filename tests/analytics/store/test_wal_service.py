@@ -1,0 +1,196 @@
+"""The write-ahead log through the real service: ``toolcall-spec serve-ingest`` in processes of its
+own, killed with SIGKILL at a random moment under load, restarted on the same log; and two
+services, each with its own log, writing one ClickHouse database at once. After all of it every
+acknowledged event is stored exactly once, nothing that was never sent is, and the store's
+metrics equal the JSONL reader's over the stored events."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from support.cli import run_cli
+from support.store import Service, fresh_database_url, tool_call
+
+from toolcall_spec.analytics.metrics import jsonl_error_metrics
+from toolcall_spec.analytics.store import open_store
+from toolcall_spec.http.ingest_app import EVENTS_PATH
+
+pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
+
+KEY = "wal-service-key-0123456789"
+PROJECT = "wal"
+HEADERS = {"Authorization": f"Bearer {KEY}"}
+EVENTS_PER_BATCH = 20
+
+
+@pytest.fixture(params=["duckdb", "clickhouse"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "duckdb":
+        return str(tmp_path / "events.duckdb")
+    return fresh_database_url(request.getfixturevalue("clickhouse_base_url"))
+
+
+@pytest.fixture
+def keys_file(tmp_path: Path) -> Path:
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps({PROJECT: KEY}))
+    return path
+
+
+class Traffic:
+    """Clients sending batches of fresh events to one or more endpoints until stopped; every
+    third batch is sent again (an SDK retrying), to another endpoint when there are several.
+    Keeps every event sent and the ids acknowledged (answered 200)."""
+
+    def __init__(self, urls: list[str], clients: int = 4) -> None:
+        self.urls = urls
+        self.sent: dict[str, dict[str, Any]] = {}
+        self.acknowledged: set[str] = set()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._client, args=(number,)) for number in range(clients)
+        ]
+
+    def __enter__(self) -> Traffic:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(60)
+
+    def wait_for(self, acknowledged: int, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.acknowledged) < acknowledged:
+            assert time.monotonic() < deadline, f"only {len(self.acknowledged)} acknowledged"
+            time.sleep(0.02)
+
+    def _client(self, number: int) -> None:
+        turn = number
+        while not self._stop.is_set():
+            events = [tool_call(turn * EVENTS_PER_BATCH + i) for i in range(EVENTS_PER_BATCH)]
+            with self._lock:
+                self.sent.update((event["event_id"], event) for event in events)
+            body = orjson.dumps({"events": events})
+            for attempt in range(2 if turn % 3 == 0 else 1):
+                url = self.urls[(turn + attempt) % len(self.urls)]
+                if self._post(url, body):
+                    with self._lock:
+                        self.acknowledged.update(event["event_id"] for event in events)
+            turn += 1
+
+    @staticmethod
+    def _post(url: str, body: bytes) -> bool:
+        try:
+            response = httpx.post(url + EVENTS_PATH, content=body, headers=HEADERS, timeout=10)
+        except httpx.TransportError:
+            time.sleep(0.05)  # killed or restarting: this batch was not acknowledged
+            return False
+        return response.status_code == 200
+
+
+def stored_ids(url: str) -> list[str]:
+    with open_store(url) as store:
+        return [str(row[0]) for row in store.query("SELECT event_id FROM {events}", {})]
+
+
+def assert_stored_exactly_once(url: str, traffic: Traffic) -> None:
+    """Every acknowledged event stored, once; nothing never sent; the metrics exact."""
+    ids = stored_ids(url)  # ClickHouse: read with FINAL, the store's own dedupe
+    stored = set(ids)
+    assert len(ids) == len(stored)
+    assert traffic.acknowledged <= stored
+    assert stored <= set(traffic.sent)
+    events = [traffic.sent[event_id] for event_id in sorted(stored)]
+    jsonl = b"".join(orjson.dumps(event) + b"\n" for event in events)
+    expected = jsonl_error_metrics(io.BytesIO(jsonl)).as_dict()
+    with open_store(url) as store:
+        got = store.metrics(PROJECT).as_dict()
+    assert {key: got[key] for key in expected} == expected
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
+@pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
+def test_kill_9_at_any_moment_loses_no_acknowledged_event(
+    store_url: str, keys_file: Path, tmp_path: Path
+) -> None:
+    log_dir = tmp_path / "log"
+    chance = random.Random()
+    service = Service(store_url, keys_file, log_dir)
+    with Traffic([service.url]) as traffic:
+        for _cycle in range(2):
+            traffic.wait_for(len(traffic.acknowledged) + 200)
+            time.sleep(chance.uniform(0, 0.5))  # any moment: mid-request, mid-fsync, mid-load
+            service.kill()
+            restarted = Service(store_url, keys_file, log_dir)  # the same port is gone: a new one
+            traffic.urls[0] = restarted.url
+            service = restarted
+        traffic.wait_for(len(traffic.acknowledged) + 100)
+    health = service.wait_loaded()
+    assert health["log"]["corrupt_records"] == 0
+    service.stop()
+    assert_stored_exactly_once(store_url, traffic)
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.scale-out")
+def test_two_endpoints_with_their_own_logs_write_one_clickhouse(
+    clickhouse_base_url: str, keys_file: Path, tmp_path: Path
+) -> None:
+    url = fresh_database_url(clickhouse_base_url)
+    first = Service(url, keys_file, tmp_path / "log-1")
+    second = Service(url, keys_file, tmp_path / "log-2")
+    with Traffic([first.url, second.url], clients=6) as traffic:
+        traffic.wait_for(600)
+        second.kill()  # one endpoint dies; its log is replayed when it comes back
+        traffic.urls[1] = first.url
+        second = Service(url, keys_file, tmp_path / "log-2")
+        traffic.urls[1] = second.url
+        traffic.wait_for(len(traffic.acknowledged) + 300)
+    for service in (first, second):
+        service.wait_loaded()
+        service.stop()
+    assert_stored_exactly_once(url, traffic)
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.scale-out")
+def test_a_log_and_a_duckdb_file_serve_one_process(keys_file: Path, tmp_path: Path) -> None:
+    """DuckDB's deployment is one endpoint per file: a second process is refused at start, with
+    the reason, as is a second process on a log already in use."""
+    store = str(tmp_path / "events.duckdb")
+    service = Service(store, keys_file, tmp_path / "log")
+    try:
+        other_file = run_cli(
+            "serve-ingest", "--store", store, "--keys-file", keys_file, "--port", "0",
+            "--log-dir", tmp_path / "other-log", timeout=60,
+        )  # fmt: skip
+        assert other_file.returncode == 2
+        assert "events.duckdb: cannot open the DuckDB store" in other_file.stderr
+        same_log = run_cli(
+            "serve-ingest", "--store", str(tmp_path / "other.duckdb"), "--keys-file", keys_file,
+            "--port", "0", "--log-dir", tmp_path / "log", timeout=60,
+        )  # fmt: skip
+        assert same_log.returncode == 2
+        assert "the ingest log is in use by another process" in same_log.stderr
+    finally:
+        service.stop()
+
+
+def test_clickhouse_needs_a_log_named(clickhouse_base_url: str, keys_file: Path) -> None:
+    run = run_cli(
+        "serve-ingest", "--store", fresh_database_url(clickhouse_base_url),
+        "--keys-file", keys_file, "--port", "0", timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert "name the write-ahead log with --log-dir DIR" in run.stderr
