@@ -1,0 +1,167 @@
+"""``POST /v1/events`` through the write-ahead log, on a real uvicorn server and a real DuckDB file:
+the answer waits for the log, the loader fills the store, the backlog bound answers 503 with
+``Retry-After`` while the engine is down, a full disk (ENOSPC injected at the write) answers 507,
+and ``GET /v1/health`` reports the backlog."""
+
+from __future__ import annotations
+
+import errno
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from support.store import tool_call
+
+from toolcall_spec.analytics.store import EventStore, StoreError, open_store
+from toolcall_spec.analytics.store.layout import Row
+from toolcall_spec.analytics.store.wal import WriteAheadLog
+from toolcall_spec.http.ingest_app import (
+    EVENTS_PATH,
+    HEALTH_PATH,
+    IngestSettings,
+    create_ingest_app,
+)
+from toolcall_spec.http.server import BackgroundServer
+
+pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
+
+KEY = "key-of-the-log-tests-0123456789"
+HEADERS = {"Authorization": f"Bearer {KEY}"}
+
+
+class SwitchableStore(EventStore):
+    """A real DuckDB store whose engine can be taken down (every write fails) and brought back."""
+
+    engine = "duckdb"
+
+    def __init__(self, inner: EventStore) -> None:
+        self.inner = inner
+        self.down = threading.Event()
+
+    def write(self, rows: Sequence[Row]) -> None:
+        if self.down.is_set():
+            raise StoreError("the engine is down")
+        self.inner.write(rows)
+
+    def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
+        return self.inner.query(sql, parameters)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SwitchableStore]:
+    with open_store(str(tmp_path / "events.duckdb")) as opened:
+        yield SwitchableStore(opened)
+
+
+def serve(store: EventStore, log: WriteAheadLog) -> BackgroundServer:
+    return BackgroundServer(create_ingest_app(IngestSettings(store, {KEY: "p"}, log)))
+
+
+def post(server: BackgroundServer, events: list[Any]) -> httpx.Response:
+    body = orjson.dumps({"events": events})
+    return httpx.post(server.url + EVENTS_PATH, content=body, headers=HEADERS, timeout=30)
+
+
+def health(server: BackgroundServer) -> dict[str, Any]:
+    answer: dict[str, Any] = httpx.get(server.url + HEALTH_PATH, timeout=30).json()
+    return answer
+
+
+def wait_loaded(server: BackgroundServer, timeout: float = 30) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while (answer := health(server))["log"]["backlog_events"]:
+        assert time.monotonic() < deadline, answer
+        time.sleep(0.02)
+    return answer
+
+
+def stored_events(store: EventStore) -> dict[str, Any]:
+    rows = store.query("SELECT event_id, event_json FROM {events}", {})
+    return {str(event_id): orjson.loads(text) for event_id, text in rows}
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
+def test_an_answer_means_the_batch_is_in_the_log_and_then_in_the_store(
+    store: SwitchableStore, tmp_path: Path
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    unchanged = [tool_call(1), tool_call(2)]
+    repaired = tool_call(3, status="error", error_message="x" * 600)
+    repaired.pop("error_category", None)
+    with serve(store, log) as server:
+        store.down.set()  # nothing reaches the engine: the answers rest on the log alone
+        first, second = post(server, unchanged), post(server, [repaired])
+        assert (first.status_code, second.status_code) == (200, 200)
+        assert second.json()["warnings"]
+        assert health(server)["log"]["backlog_events"] == 3
+        assert store.count() == 0
+        store.down.clear()
+        answer = wait_loaded(server)
+    assert answer["log"]["loaded_events"] == 3
+    stored = stored_events(store)
+    assert stored[unchanged[0]["event_id"]] == unchanged[0]
+    kept = stored[repaired["event_id"]]
+    assert len(kept["error_message"]) == 500  # stored as accepted (repaired), not as sent
+    assert kept["error_category"] == "unknown"
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-bounded")
+def test_past_the_bound_the_endpoint_answers_503_with_retry_after(
+    store: SwitchableStore, tmp_path: Path
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store, max_backlog_bytes=1)
+    kept, refused = [tool_call(1)], [tool_call(2)]
+    with serve(store, log) as server:
+        store.down.set()
+        assert post(server, kept).status_code == 200
+        answer = post(server, refused)
+        assert answer.status_code == 503
+        assert answer.headers["Retry-After"].isdigit()
+        assert "the ingest log is full" in answer.json()["error"]["message"]
+        report = health(server)
+        assert report["status"] == "full"
+        assert report["log"]["backlog_events"] == 1
+        assert "the engine is down" in report["log"]["last_load_error"]
+        store.down.clear()
+        wait_loaded(server)
+        assert post(server, refused).status_code == 200  # the client's retry
+        wait_loaded(server)
+    assert set(stored_events(store)) == {kept[0]["event_id"], refused[0]["event_id"]}
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-disk-full")
+def test_a_full_disk_answers_507_and_keeps_what_was_acknowledged(
+    store: SwitchableStore, tmp_path: Path
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log", store)
+    before, during, after = [tool_call(1)], [tool_call(2)], [tool_call(3)]
+
+    def no_space(fd: int, data: memoryview) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with serve(store, log) as server:
+        assert post(server, before).status_code == 200
+        real_write, log.write_bytes = log.write_bytes, no_space
+        answer = post(server, during)
+        log.write_bytes = real_write
+        assert answer.status_code == 507
+        assert answer.json()["error"]["code"] == "insufficient_storage"
+        assert "the disk is full" in answer.json()["error"]["message"]
+        assert post(server, after).status_code == 200
+        report = wait_loaded(server)
+    assert report["log"]["corrupt_records"] == 0
+    assert set(stored_events(store)) == {before[0]["event_id"], after[0]["event_id"]}
+
+
+def test_health_without_a_log_names_the_engine(store: SwitchableStore) -> None:
+    app = create_ingest_app(IngestSettings(store, {KEY: "p"}))
+    with BackgroundServer(app) as server:
+        assert health(server) == {"status": "ok", "store": "duckdb"}
