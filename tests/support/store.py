@@ -154,16 +154,19 @@ class Service:
         answer: dict[str, Any] = httpx.get(self.url + "/v1/health", timeout=10).json()
         return answer
 
-    def wait_loaded(self, timeout: float = 60.0) -> dict[str, Any]:
-        """The health answer once the log's backlog is loaded into the store."""
+    def wait_loaded(self, timeout: float = 60.0, workers: int = 1) -> dict[str, Any]:
+        """The health answer once the log's backlog is loaded into the store; with several
+        worker processes, once the last answer of each (told apart by its log directory) says
+        so."""
         deadline = time.monotonic() + timeout
+        latest: dict[str, dict[str, Any]] = {}
         while True:
             health = self.health()
-            backlog = health.get("log", {})
-            if not backlog.get("backlog_bytes") and not backlog.get("backlog_events"):
+            latest[health.get("log", {}).get("directory", "")] = health
+            if len(latest) >= workers and all(map(_loaded, latest.values())):
                 return health
             if time.monotonic() > deadline:
-                raise AssertionError(f"the log was not loaded within {timeout:.0f} s: {health}")
+                raise AssertionError(f"the log was not loaded within {timeout:.0f} s: {latest}")
             time.sleep(0.05)
 
     def kill(self) -> None:
@@ -173,6 +176,11 @@ class Service:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(30)
+
+
+def _loaded(health: dict[str, Any]) -> bool:
+    backlog = health.get("log", {})
+    return not backlog.get("backlog_bytes") and not backlog.get("backlog_events")
 
 
 def fresh_database_url(base: str) -> str:

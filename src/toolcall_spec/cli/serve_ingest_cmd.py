@@ -16,6 +16,7 @@ to the store before answering instead (slower). On start the log is replayed.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,14 @@ def register(subparsers: Any) -> str:
         help=f"the log's backlog bound in MiB; past it: 503 (default {DEFAULT_MAX_LOG_MB})",
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes sharing the port, each with its own log (DIR/worker-1 ...); "
+        "ClickHouse only",
+    )
+    parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )
     return "serve-ingest"
@@ -75,14 +84,8 @@ def register(subparsers: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from toolcall_spec.analytics.store import StoreError, open_store  # noqa: PLC0415
-        from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app  # noqa: PLC0415
-        from toolcall_spec.http.server import (  # noqa: PLC0415
-            bind,
-            is_loopback,
-            serve_forever,
-            url_of,
-        )
+        from toolcall_spec.http.ingest_app import create_ingest_app  # noqa: F401, PLC0415
+        from toolcall_spec.http.server import bind, is_loopback, url_of  # noqa: PLC0415
     except ImportError as exc:
         fail(
             f"serve-ingest needs the http extra ({exc.name} is missing): pip install "
@@ -95,34 +98,73 @@ def run(args: argparse.Namespace) -> int:
     log_dir = log_directory(args)
     if log_dir == _MISSING:
         return 2
+    if args.workers < 1 or (args.workers > 1 and not args.store.startswith("clickhouse://")):
+        fail(
+            f"--workers {args.workers}: a DuckDB file is written by one process; several "
+            "workers need a ClickHouse store (and at least 1)"
+        )
+        return 2
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
+        return 2
+    if not is_loopback(args.host):
+        fail(
+            f"warning: {args.host} is not a loopback address: the keys travel in clear text "
+            "unless a TLS proxy stands in front"
+        )
+    serving = f"serving on {url_of(sock)}"
+    if args.workers == 1:
+        return serve_worker(args, keys, log_dir, sock, lambda problem: _report(problem, serving))
+    from toolcall_spec.http.prefork import serve_workers  # noqa: PLC0415
+
+    def worker(number: int, ready: Callable[[str | None], None]) -> int:
+        own_log = None if log_dir is None else str(Path(log_dir) / f"worker-{number + 1}")
+        return serve_worker(args, keys, own_log, sock, ready)
+
+    status, problem = serve_workers(args.workers, worker, lambda: print(serving, flush=True))
+    if problem is not None:
+        fail(problem)
+    return status
+
+
+def serve_worker(
+    args: argparse.Namespace,
+    keys: dict[str, str],
+    log_dir: str | None,
+    sock: Any,
+    ready: Callable[[str | None], None],
+) -> int:
+    """Open the store and the log, report (``ready``), serve until stopped. 2 when either
+    cannot be opened (the reason goes to ``ready``)."""
+    from toolcall_spec.analytics.store import StoreError, open_store  # noqa: PLC0415
+    from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app  # noqa: PLC0415
+    from toolcall_spec.http.server import serve_forever  # noqa: PLC0415
+
     try:
         store = open_store(args.store)
     except StoreError as exc:
-        fail(str(exc))
+        ready(str(exc))
         return 2
     with store:
         try:
             log = None if log_dir is None else open_log(Path(log_dir), store, args.max_log_mb)
         except StoreError as exc:
-            fail(str(exc))
+            ready(str(exc))
             return 2
-        try:
-            sock = bind(args.host, args.port)
-        except OSError as exc:
-            fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
-            if log is not None:
-                log.close(drain_seconds=0)
-            return 2
-        if not is_loopback(args.host):
-            fail(
-                f"warning: {args.host} is not a loopback address: the keys travel in clear text "
-                "unless a TLS proxy stands in front"
-            )
-        print(f"serving on {url_of(sock)}", flush=True)
+        ready(None)
         serve_forever(
             create_ingest_app(IngestSettings(store, keys, log)), sock, log_level=args.log_level
         )
     return 0
+
+
+def _report(problem: str | None, serving: str) -> None:
+    if problem is None:
+        print(serving, flush=True)
+    else:
+        fail(problem)
 
 
 _MISSING = ""

@@ -174,7 +174,11 @@ class EventIntake:
         out: dict[str, Any] = {"status": "ok", "store": self.store.engine}
         if self.log is not None:
             stats = self.log.stats.as_dict()
-            out["log"] = {**stats, "max_backlog_bytes": self.log.max_backlog_bytes}
+            out["log"] = {
+                **stats,
+                "max_backlog_bytes": self.log.max_backlog_bytes,
+                "directory": str(self.log.directory),
+            }
             if not self.log.has_room():
                 out["status"] = "full"
         return out
