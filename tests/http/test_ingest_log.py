@@ -9,6 +9,7 @@ import errno
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from support.store import tool_call
 
 from toolcall_spec.analytics.store import EventStore, StoreError, open_store
 from toolcall_spec.analytics.store.layout import Row
-from toolcall_spec.analytics.store.wal import WriteAheadLog
+from toolcall_spec.analytics.store.wal import LogLoader, WriteAheadLog, start_loader_thread
 from toolcall_spec.http.ingest_app import (
     EVENTS_PATH,
     HEALTH_PATH,
@@ -61,8 +62,17 @@ def store(tmp_path: Path) -> Iterator[SwitchableStore]:
         yield SwitchableStore(opened)
 
 
-def serve(store: EventStore, log: WriteAheadLog) -> BackgroundServer:
-    return BackgroundServer(create_ingest_app(IngestSettings(store, {KEY: "p"}, log)))
+@contextmanager
+def serve(store: EventStore, log: WriteAheadLog) -> Iterator[BackgroundServer]:
+    """The endpoint on the log (no store of its own: as under ``serve-ingest``), its loader in
+    a thread filling ``store``."""
+    stop = start_loader_thread([LogLoader(log.directory, store)])
+    try:
+        with BackgroundServer(create_ingest_app(IngestSettings(None, {KEY: "p"}, log))) as server:
+            yield server
+    finally:
+        stop()
+        log.close()
 
 
 def post(server: BackgroundServer, events: list[Any]) -> httpx.Response:
@@ -92,7 +102,7 @@ def stored_events(store: EventStore) -> dict[str, Any]:
 def test_an_answer_means_the_batch_is_in_the_log_and_then_in_the_store(
     store: SwitchableStore, tmp_path: Path
 ) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     unchanged = [tool_call(1), tool_call(2)]
     repaired = tool_call(3, status="error", error_message="x" * 600)
     repaired.pop("error_category", None)
@@ -117,7 +127,7 @@ def test_an_answer_means_the_batch_is_in_the_log_and_then_in_the_store(
 def test_past_the_bound_the_endpoint_answers_503_with_retry_after(
     store: SwitchableStore, tmp_path: Path
 ) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store, max_backlog_bytes=1)
+    log = WriteAheadLog.open(tmp_path / "log", max_backlog_bytes=1)
     kept, refused = [tool_call(1)], [tool_call(2)]
     with serve(store, log) as server:
         store.down.set()
@@ -141,7 +151,7 @@ def test_past_the_bound_the_endpoint_answers_503_with_retry_after(
 def test_a_full_disk_answers_507_and_keeps_what_was_acknowledged(
     store: SwitchableStore, tmp_path: Path
 ) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     before, during, after = [tool_call(1)], [tool_call(2)], [tool_call(3)]
 
     def no_space(fd: int, data: memoryview) -> int:

@@ -24,7 +24,6 @@ from toolcall_spec.cli.console import fail
 from toolcall_spec.loading import DocumentError, read_json_file
 
 if TYPE_CHECKING:
-    from toolcall_spec.analytics.store import EventStore
     from toolcall_spec.analytics.store.wal import WriteAheadLog
 
 DEFAULT_PORT = 8766
@@ -73,8 +72,8 @@ def register(subparsers: Any) -> str:
         type=int,
         default=1,
         metavar="N",
-        help="processes sharing the port, each with its own log (DIR/worker-1 ...); "
-        "ClickHouse only",
+        help="processes sharing the port, each with its own log (DIR/worker-1 ...), loaded into "
+        "the store by one loader process",
     )
     parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
@@ -96,13 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if keys is None:
         return 2
     log_dir = log_directory(args)
-    if log_dir == _MISSING:
-        return 2
-    if args.workers < 1 or (args.workers > 1 and not args.store.startswith("clickhouse://")):
-        fail(
-            f"--workers {args.workers}: a DuckDB file is written by one process; several "
-            "workers need a ClickHouse store (and at least 1)"
-        )
+    if log_dir == _MISSING or not workers_allowed(args, log_dir):
         return 2
     try:
         sock = bind(args.host, args.port)
@@ -116,14 +109,52 @@ def run(args: argparse.Namespace) -> int:
         )
     serving = f"serving on {url_of(sock)}"
     if args.workers == 1:
-        return serve_worker(args, keys, log_dir, sock, lambda problem: _report(problem, serving))
+        logs = [] if log_dir is None else [Path(log_dir)]
+        return serve_worker(args, keys, logs, sock, lambda problem: _report(problem, serving))
+    return serve_prefork(args, keys, log_dir, sock, serving)
+
+
+def workers_allowed(args: argparse.Namespace, log_dir: str | None) -> bool:
+    """Several workers write one DuckDB file only through the loader process (the log)."""
+    if args.workers < 1:
+        fail(f"--workers {args.workers}: expected at least 1")
+        return False
+    if args.workers > 1 and log_dir is None and not args.store.startswith("clickhouse://"):
+        fail(
+            f"--workers {args.workers} --no-log: a DuckDB file is written by one process; "
+            "several workers write it through their logs (leave out --no-log)"
+        )
+        return False
+    return True
+
+
+def serve_prefork(
+    args: argparse.Namespace, keys: dict[str, str], log_dir: str | None, sock: Any, serving: str
+) -> int:
+    """``--workers N``: N processes on the socket, each with its own log (``DIR/worker-K``),
+    and one loader process for all the logs, started once every worker has recovered its log."""
+    from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
+    from toolcall_spec.analytics.store.loader import LoaderProcess  # noqa: PLC0415
     from toolcall_spec.http.prefork import serve_workers  # noqa: PLC0415
 
-    def worker(number: int, ready: Callable[[str | None], None]) -> int:
-        own_log = None if log_dir is None else str(Path(log_dir) / f"worker-{number + 1}")
-        return serve_worker(args, keys, own_log, sock, ready)
+    workers = range(1, args.workers + 1)
+    logs = [] if log_dir is None else [Path(log_dir) / f"worker-{n}" for n in workers]
+    loader: list[LoaderProcess] = []
 
-    status, problem = serve_workers(args.workers, worker, lambda: print(serving, flush=True))
+    def worker(number: int, ready: Callable[[str | None], None]) -> int:
+        return serve_worker(args, keys, logs[number : number + 1], sock, ready, own_loader=False)
+
+    def started() -> None:
+        if logs:
+            loader.append(LoaderProcess(args.store, logs))
+        print(serving, flush=True)
+
+    try:
+        status, problem = serve_workers(args.workers, worker, started)
+    except StoreError as exc:  # the loader could not start: the workers were stopped
+        status, problem = 2, str(exc)
+    for running in loader:
+        running.stop()
     if problem is not None:
         fail(problem)
     return status
@@ -132,31 +163,42 @@ def run(args: argparse.Namespace) -> int:
 def serve_worker(
     args: argparse.Namespace,
     keys: dict[str, str],
-    log_dir: str | None,
+    logs: list[Path],
     sock: Any,
     ready: Callable[[str | None], None],
+    *,
+    own_loader: bool = True,
 ) -> int:
-    """Open the store and the log, report (``ready``), serve until stopped. 2 when either
-    cannot be opened (the reason goes to ``ready``)."""
+    """One endpoint process: its log (recovered) and, unless a supervisor runs one for all,
+    its loader process; without a log, the store itself. ``ready`` gets ``None`` once it can
+    serve, else the reason it cannot (then 2)."""
     from toolcall_spec.analytics.store import StoreError, open_store  # noqa: PLC0415
+    from toolcall_spec.analytics.store.loader import LoaderProcess  # noqa: PLC0415
     from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app  # noqa: PLC0415
     from toolcall_spec.http.server import serve_forever  # noqa: PLC0415
 
+    loader: LoaderProcess | None = None
     try:
-        store = open_store(args.store)
+        if logs:
+            log, store = open_log(logs[0], args.max_log_mb), None
+            if own_loader:
+                loader = LoaderProcess(args.store, logs)
+        else:
+            log, store = None, open_store(args.store)
     except StoreError as exc:
         ready(str(exc))
         return 2
-    with store:
-        try:
-            log = None if log_dir is None else open_log(Path(log_dir), store, args.max_log_mb)
-        except StoreError as exc:
-            ready(str(exc))
-            return 2
-        ready(None)
-        serve_forever(
-            create_ingest_app(IngestSettings(store, keys, log)), sock, log_level=args.log_level
-        )
+    ready(None)
+    try:
+        settings = IngestSettings(store, keys, log)
+        serve_forever(create_ingest_app(settings), sock, log_level=args.log_level)
+    finally:
+        if loader is not None:
+            loader.stop()  # after the last answer: it drains what they logged
+        if log is not None:
+            log.close()
+        if store is not None:
+            store.close()
     return 0
 
 
@@ -187,14 +229,14 @@ def log_directory(args: argparse.Namespace) -> str | None:
     return store.removeprefix("duckdb://").partition("?")[0] + ".ingest-log"
 
 
-def open_log(directory: Path, store: EventStore, max_mb: int) -> WriteAheadLog:
-    """The log, recovered (its backlog is loaded once the server runs); ``StoreError``."""
+def open_log(directory: Path, max_mb: int) -> WriteAheadLog:
+    """The log, recovered (its loader loads the backlog); ``StoreError``."""
     from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
     from toolcall_spec.analytics.store.wal import WriteAheadLog  # noqa: PLC0415
 
     if max_mb <= 0:
         raise StoreError(f"--max-log-mb: expected a positive number of MiB, got {max_mb}")
-    return WriteAheadLog.open(directory, store, max_backlog_bytes=max_mb * 2**20)
+    return WriteAheadLog.open(directory, max_backlog_bytes=max_mb * 2**20)
 
 
 def read_keys(path: str) -> dict[str, str] | None:

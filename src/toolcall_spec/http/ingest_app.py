@@ -27,7 +27,6 @@ import hmac
 import uuid
 import zlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar
@@ -68,12 +67,15 @@ class BadEncodingError(Exception):
 
 @dataclass(frozen=True)
 class IngestSettings:
-    store: EventStore
+    store: EventStore | None
+    """Where batches are written when there is no log; with a log, ``None`` is fine (its loader,
+    in a process of its own under ``serve-ingest``, holds the store)."""
     keys: Mapping[str, str]
     """Key (bearer token) -> project id."""
     log: WriteAheadLog | None = None
-    """The write-ahead log batches are made durable in (its loader fills ``store``); ``None``:
-    each group of batches is written to the store directly, the answer waiting for it."""
+    """The write-ahead log batches are made durable in (a ``LogLoader`` fills the store from
+    it); ``None``: each group of batches is written to the store directly, the answer waiting
+    for it."""
 
 
 RETRY_AFTER_SECONDS = 2
@@ -121,6 +123,8 @@ class EventIntake:
     def __init__(self, settings: IngestSettings) -> None:
         self.log = settings.log
         self.store = settings.store
+        if self.log is None and self.store is None:
+            raise ValueError("the ingest endpoint needs a store or a log")
         if self.log is not None:
             self._records: GroupWriter[Callable[[], bytes]] | None = GroupWriter(self._append)
             self._rows: GroupWriter[Sequence[Row]] | None = None
@@ -134,6 +138,7 @@ class EventIntake:
         self.log.append([record() for record in records])
 
     def _write_rows(self, batches: list[Sequence[Row]]) -> None:
+        assert self.store is not None
         self.store.write([row for batch in batches for row in batch])
 
     async def make_durable(
@@ -171,14 +176,11 @@ class EventIntake:
 
     def health(self) -> dict[str, Any]:
         """What ``GET /v1/health`` answers: the engine, and the log's backlog."""
-        out: dict[str, Any] = {"status": "ok", "store": self.store.engine}
+        out: dict[str, Any] = {"status": "ok"}
+        if self.store is not None:
+            out["store"] = self.store.engine
         if self.log is not None:
-            stats = self.log.stats.as_dict()
-            out["log"] = {
-                **stats,
-                "max_backlog_bytes": self.log.max_backlog_bytes,
-                "directory": str(self.log.directory),
-            }
+            out["log"] = self.log.stats()
             if not self.log.has_room():
                 out["status"] = "full"
         return out
@@ -186,8 +188,8 @@ class EventIntake:
 
 def create_ingest_app(settings: IngestSettings) -> Starlette:
     """The ASGI app serving ``POST /v1/events`` (and ``GET /v1/health``) into
-    ``settings.store``, through ``settings.log`` when there is one (its loader runs while the app
-    does; on shutdown it loads what it can, the rest stays in the log for the next start)."""
+    ``settings.log`` when there is one (whoever runs the app runs its ``LogLoader``: under
+    ``serve-ingest``, a process of its own), else into ``settings.store``."""
     if not settings.keys or any(not key for key in settings.keys):
         raise ValueError("the ingest endpoint needs at least one non-empty key")
     intake = EventIntake(settings)
@@ -212,22 +214,11 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
     async def get_health(request: Request) -> Response:
         return Response(orjson.dumps(intake.health()), 200, media_type="application/json")
 
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if settings.log is not None:
-            settings.log.start()
-        try:
-            yield
-        finally:
-            if settings.log is not None:
-                await anyio.to_thread.run_sync(settings.log.close)
-
     return Starlette(
         routes=[
             Route(EVENTS_PATH, post_events, methods=["POST"]),
             Route(HEALTH_PATH, get_health, methods=["GET"]),
-        ],
-        lifespan=lifespan,
+        ]
     )
 
 

@@ -1,6 +1,6 @@
-"""The write-ahead log on its own, against a real DuckDB store: framing, recovery of a torn tail
-and of a corrupt record, the bound, a full disk (the error injected at the system call), segment
-rotation, and a crash between a load and its checkpoint."""
+"""The write-ahead log on its own, its writer and its loader, against a real DuckDB store: framing,
+recovery of a torn tail and of a corrupt record, the bound, a full disk (the error injected at the
+system call), segment rotation, and a crash between a load and its checkpoint."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,12 +19,15 @@ from support.store import tool_call
 
 from toolcall_spec.analytics.store import EventStore, open_store
 from toolcall_spec.analytics.store.wal import (
+    CHECKPOINT,
     HEADER_BYTES,
     LogError,
     LogFullError,
+    LogLoader,
     LogWriteError,
     WriteAheadLog,
     decode_payload,
+    encode_batch_record,
     encode_record,
     frame_at,
 )
@@ -47,10 +51,13 @@ def records(count: int, per_record: int = 3, start: int = 0) -> list[tuple[bytes
     return out
 
 
-def load_all(log: WriteAheadLog) -> None:
+def load_all(log: WriteAheadLog, store: EventStore) -> LogLoader:
+    """A loader of the log, run until nothing is left; the writer sees the new checkpoint."""
+    loader = LogLoader(log.directory, store)
     for _ in range(1000):
-        if not log.load_once() and not log._has_unloaded():
-            return
+        if not loader.load_once() and not loader.pending():
+            log._checked_at = 0.0  # read the checkpoint now, not at the next interval
+            return loader
     raise AssertionError("the loader did not reach the end")
 
 
@@ -63,26 +70,30 @@ def stored_ids(store: EventStore) -> set[str]:
     return {str(row[0]) for row in store.query("SELECT event_id FROM {events}", {})}
 
 
-def test_a_record_round_trips_with_its_project_time_and_events() -> None:
+@pytest.mark.parametrize("kind", ["events", "batch body"])
+def test_a_record_round_trips_with_its_project_time_and_events(kind: str) -> None:
     events = [tool_call(1), tool_call(2)]
-    data = encode_record("shop", NOW, events)
+    if kind == "events":
+        data = encode_record("shöp", NOW, events)
+    else:
+        data = encode_batch_record("shöp", NOW, orjson.dumps({"events": events, "x": 1}), 2)
     frame = frame_at(data, 0)
     assert frame is not None
     assert frame.count == 2
     assert frame.end == len(data)
     record = decode_payload(frame.payload)
-    assert (record.project, record.accepted_at, record.events) == ("shop", NOW, events)
+    assert (record.project, record.accepted_at, record.events) == ("shöp", NOW, events)
 
 
 def test_appended_records_are_loaded_once_and_counted(tmp_path: Path, store: EventStore) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     batch = records(4)
     log.append([data for data, _ in batch[:3]])
     log.append([batch[3][0]])
-    assert (log.stats.appended_events, log.stats.backlog_events) == (12, 12)
-    load_all(log)
-    assert log.stats.loaded_events == 12
-    assert (log.stats.backlog_events, log.stats.backlog_bytes) == (0, 0)
+    assert (log.stats()["appended_events"], log.stats()["backlog_events"]) == (12, 12)
+    load_all(log, store)
+    assert log.stats()["loaded_events"] == 12
+    assert (log.stats()["backlog_events"], log.stats()["backlog_bytes"]) == (0, 0)
     assert stored_ids(store) == {e["event_id"] for _, events in batch for e in events}
     log.close()
 
@@ -90,20 +101,20 @@ def test_appended_records_are_loaded_once_and_counted(tmp_path: Path, store: Eve
 def test_a_torn_tail_is_cut_and_logged(
     tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     batch = records(3)
     log.append([data for data, _ in batch])
-    log.close(drain_seconds=0)
+    log.close()
     path = segment(tmp_path / "log")
     whole = path.stat().st_size
     with path.open("ab") as handle:  # the process died half-way through writing a record
         handle.write(records(1, start=100)[0][0][: HEADER_BYTES + 5])
     with caplog.at_level(logging.WARNING, logger="toolcall_spec.wal"):
-        reopened = WriteAheadLog.open(tmp_path / "log", store)
+        reopened = WriteAheadLog.open(tmp_path / "log")
     assert path.stat().st_size == whole
-    assert reopened.stats.cut_bytes == HEADER_BYTES + 5
+    assert reopened.stats()["cut_bytes"] == HEADER_BYTES + 5
     assert "torn tail" in caplog.text
-    load_all(reopened)
+    load_all(reopened, store)
     assert len(stored_ids(store)) == 9
     reopened.close()
 
@@ -111,18 +122,18 @@ def test_a_torn_tail_is_cut_and_logged(
 def test_a_corrupt_record_is_skipped_counted_and_logged(
     tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     batch = records(3)
     log.append([data for data, _ in batch])
-    log.close(drain_seconds=0)
+    log.close()
     path = segment(tmp_path / "log")
     content = bytearray(path.read_bytes())
     content[len(batch[0][0]) + HEADER_BYTES + 10] ^= 0xFF  # a byte of the second record flips
     path.write_bytes(bytes(content))
-    reopened = WriteAheadLog.open(tmp_path / "log", store)
+    reopened = WriteAheadLog.open(tmp_path / "log")
     with caplog.at_level(logging.ERROR, logger="toolcall_spec.wal"):
-        load_all(reopened)
-    assert reopened.stats.corrupt_records == 1
+        load_all(reopened, store)
+    assert reopened.stats()["corrupt_records"] == 1
     assert "skipped a corrupt record" in caplog.text
     survivors = {e["event_id"] for index in (0, 2) for e in batch[index][1]}
     assert stored_ids(store) == survivors
@@ -144,8 +155,8 @@ def test_recovery_keeps_exactly_the_records_written_whole(tmp_path_factory: Any,
     (root / "log").mkdir()
     (root / "log" / "000000000001.log").write_bytes(full[:cut])
     with open_store(str(root / "e.duckdb")) as store:
-        log = WriteAheadLog.open(root / "log", store)
-        load_all(log)
+        log = WriteAheadLog.open(root / "log")
+        load_all(log, store)
         whole, end = 0, 0
         while whole < len(sizes) and end + sizes[whole] <= cut:
             end += sizes[whole]
@@ -159,7 +170,7 @@ def test_recovery_keeps_exactly_the_records_written_whole(tmp_path_factory: Any,
 def test_a_full_disk_fails_the_batch_and_keeps_what_was_acknowledged(
     tmp_path: Path, store: EventStore, call: str
 ) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     batch = records(3)
     log.append([batch[0][0]])
     size = segment(tmp_path / "log").stat().st_size
@@ -179,63 +190,63 @@ def test_a_full_disk_fails_the_batch_and_keeps_what_was_acknowledged(
     assert segment(tmp_path / "log").stat().st_size == size  # nothing of the failed batch
     log.write_bytes, log.sync = real_write, real_sync
     log.append([batch[2][0]])  # space again: the log goes on
-    load_all(log)
+    load_all(log, store)
     expected = {e["event_id"] for index in (0, 2) for e in batch[index][1]}
     assert stored_ids(store) == expected
-    assert log.stats.corrupt_records == 0
+    assert log.stats()["corrupt_records"] == 0
     log.close()
 
 
 def test_past_its_bound_the_log_refuses_more(tmp_path: Path, store: EventStore) -> None:
     batch = records(3)
-    log = WriteAheadLog.open(tmp_path / "log", store, max_backlog_bytes=len(batch[0][0]) + 1)
+    log = WriteAheadLog.open(tmp_path / "log", max_backlog_bytes=len(batch[0][0]) + 1)
     log.append([batch[0][0]])
     assert log.has_room()
     log.append([batch[1][0]])
     assert not log.has_room()
     with pytest.raises(LogFullError):
         log.append([batch[2][0]])
-    load_all(log)  # the engine catches up: room again
+    load_all(log, store)  # the engine catches up: room again
     assert log.has_room()
     log.append([batch[2][0]])
     log.close()
 
 
 def test_one_log_serves_one_process(tmp_path: Path, store: EventStore) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     with pytest.raises(LogError, match="in use by another process"):
-        WriteAheadLog.open(tmp_path / "log", store)
+        WriteAheadLog.open(tmp_path / "log")
     log.close()
-    WriteAheadLog.open(tmp_path / "log", store).close()
+    WriteAheadLog.open(tmp_path / "log").close()
 
 
 def test_segments_rotate_and_loaded_ones_are_deleted(tmp_path: Path, store: EventStore) -> None:
     batch = records(10)
-    log = WriteAheadLog.open(tmp_path / "log", store, segment_bytes=2 * len(batch[0][0]))
+    log = WriteAheadLog.open(tmp_path / "log", segment_bytes=2 * len(batch[0][0]))
     for data, _ in batch:
         log.append([data])
     assert len(list((tmp_path / "log").glob("*.log"))) >= 5
-    load_all(log)
+    load_all(log, store)
     assert len(stored_ids(store)) == 30
     assert len(list((tmp_path / "log").glob("*.log"))) == 1  # the one being written
     log.close()
-    reopened = WriteAheadLog.open(tmp_path / "log", store)
-    assert reopened.stats.backlog_events == 0
+    reopened = WriteAheadLog.open(tmp_path / "log")
+    assert reopened.stats()["backlog_events"] == 0
     reopened.close()
 
 
 def test_a_crash_between_load_and_checkpoint_loads_again_but_stores_once(
     tmp_path: Path, store: EventStore
 ) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     batch = records(4)
     log.append([data for data, _ in batch])
-    load_all(log)
+    load_all(log, store)
     log.close()
-    (tmp_path / "log" / "checkpoint").unlink()  # as if the process died before writing it
-    reopened = WriteAheadLog.open(tmp_path / "log", store)
-    assert reopened.stats.backlog_events == 12
-    load_all(reopened)
+    (tmp_path / "log" / CHECKPOINT).unlink()  # as if the process died before writing it
+    reopened = WriteAheadLog.open(tmp_path / "log")
+    assert reopened.stats()["backlog_events"] == 12
+    load_all(reopened, store)
     assert store.count() == 12
     reopened.close()
 
@@ -243,13 +254,33 @@ def test_a_crash_between_load_and_checkpoint_loads_again_but_stores_once(
 def test_an_unreadable_checkpoint_replays_the_log(
     tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    log = WriteAheadLog.open(tmp_path / "log", store)
+    log = WriteAheadLog.open(tmp_path / "log")
     log.append([records(1)[0][0]])
-    log.close(drain_seconds=0)
-    (tmp_path / "log" / "checkpoint").write_text("not a checkpoint")
+    log.close()
+    (tmp_path / "log" / CHECKPOINT).write_text("not a checkpoint")
     with caplog.at_level(logging.WARNING, logger="toolcall_spec.wal"):
-        reopened = WriteAheadLog.open(tmp_path / "log", store)
+        reopened = WriteAheadLog.open(tmp_path / "log")
     assert "unreadable checkpoint" in caplog.text
-    load_all(reopened)
+    load_all(reopened, store)
     assert store.count() == 3
     reopened.close()
+
+
+def test_a_record_still_being_written_is_waited_for_not_skipped(
+    tmp_path: Path, store: EventStore
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log")
+    first, second = records(2)
+    log.append([first[0]])
+    path = segment(tmp_path / "log")
+    loader = LogLoader(tmp_path / "log", store)
+    with path.open("ab") as handle:  # the writer is half-way through the second record
+        handle.write(second[0][: HEADER_BYTES + 7])
+    assert loader.load_once() == 3
+    assert loader.load_once() == 0
+    assert loader.checkpoint.corrupt_records == 0
+    with path.open("ab") as handle:
+        handle.write(second[0][HEADER_BYTES + 7 :])
+    assert loader.load_once() == 3
+    assert len(stored_ids(store)) == 6
+    log.close()

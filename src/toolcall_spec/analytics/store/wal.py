@@ -34,7 +34,6 @@ to its last fsynced end, so the failed batch, never acknowledged, leaves nothing
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import logging
@@ -43,6 +42,7 @@ import struct
 import threading
 import time
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -68,6 +68,10 @@ LOAD_BATCH_EVENTS = 20_000
 _READ_BYTES = 8 * 2**20
 _SUFFIX = ".log"
 _RETRY_SECONDS = (0.1, 0.5, 1.0, 2.0, 5.0)
+CHECK_SECONDS = 0.02
+"""The writer reads the loader's checkpoint at most this often (for the backlog)."""
+IDLE_POLL_SECONDS = 0.01
+"""With nothing to load, the loader looks again after this long."""
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
@@ -95,20 +99,49 @@ class Record:
 
 
 @dataclass
-class LogStats:
-    """What ``GET /v1/health`` reports about the log."""
+class Checkpoint:
+    """Where the loader is (the next record to load: segment, offset), and what it counted since
+    it started. Written by the loader after each load (``checkpoint.json``, replaced whole), read
+    by the writer for the backlog and by ``GET /v1/health``."""
 
-    backlog_bytes: int = 0
-    backlog_events: int = 0
-    appended_events: int = 0
+    segment: int = 1
+    offset: int = 0
     loaded_events: int = 0
     corrupt_records: int = 0
-    cut_bytes: int = 0
-    segments: int = 0
     last_load_error: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    @property
+    def position(self) -> tuple[int, int]:
+        return self.segment, self.offset
+
+
+CHECKPOINT = "checkpoint.json"
+
+
+def read_checkpoint(directory: Path) -> Checkpoint | None:
+    """The loader's checkpoint in ``directory``; ``None`` when there is none or it is unreadable
+    (logged: the whole log is then loaded again, which the dedupe key absorbs)."""
+    path = directory / CHECKPOINT
+    try:
+        value = orjson.loads(path.read_bytes())
+        checkpoint = Checkpoint(**value)
+    except FileNotFoundError:
+        return None
+    except (orjson.JSONDecodeError, TypeError) as exc:
+        logger.warning("%s: unreadable checkpoint (%s); loading the whole log again", path, exc)
+        return None
+    counts = (checkpoint.segment, checkpoint.offset, checkpoint.loaded_events)
+    if not all(type(count) is int and count >= 0 for count in counts):
+        logger.warning("%s: unreadable checkpoint %r; loading the whole log again", path, value)
+        return None
+    return checkpoint
+
+
+def write_checkpoint(directory: Path, checkpoint: Checkpoint) -> None:
+    # No fsync: a lost checkpoint only means records are loaded again, and dedupe absorbs it.
+    temporary = directory / (CHECKPOINT + ".tmp")
+    temporary.write_bytes(orjson.dumps(asdict(checkpoint)))
+    temporary.replace(directory / CHECKPOINT)
 
 
 _EVENTS, _BATCH = 0, 1
@@ -208,34 +241,33 @@ def _next_good(data: bytes, at: int) -> int | None:
 
 
 class WriteAheadLog:
-    """One process's log (see the module). ``append`` is called by one thread at a time (the
-    endpoint's group writer); the loader thread runs beside it (``start``/``close``)."""
+    """The writing side of one log (see the module): recovery at open, ``append`` (called by one
+    thread at a time: the endpoint's group writer), the backlog against the loader's checkpoint.
+    The loader (``LogLoader``) runs elsewhere: in a process of its own under ``serve-ingest``."""
 
     def __init__(
         self,
         directory: Path,
-        store: EventStore,
         *,
         max_backlog_bytes: int = DEFAULT_MAX_BACKLOG_BYTES,
         segment_bytes: int = SEGMENT_BYTES,
-        load_batch_events: int = LOAD_BATCH_EVENTS,
     ) -> None:
         self.directory = directory
-        self.store = store
         self.max_backlog_bytes = max_backlog_bytes
         self.segment_bytes = segment_bytes
-        self.load_batch_events = load_batch_events
-        self.stats = LogStats()
+        self.appended_events = 0
+        self.cut_bytes = 0
+        self._ends: dict[int, int] = {}
+        """Segment number -> the end of what was written to it whole (fsynced, or recovered)."""
+        self._marks: deque[tuple[int, int, int]] = deque()
+        """(segment, end of a record or group, events logged up to there), in log order."""
+        self._events = 0
+        self._loaded_mark = 0
+        self._checkpoint = Checkpoint()
+        self._checked_at = 0.0
         self._lock = threading.Lock()
-        self._wake = threading.Condition(self._lock)
-        self._durable: dict[int, int] = {}
-        """Segment number -> its fsynced end (only these bytes are read by the loader)."""
-        self._position = (1, 0)
-        """Where the loader is: segment, offset."""
         self._fd = -1
         self._lock_fd = -1
-        self._loader: threading.Thread | None = None
-        self._stopping = False
         # The two system calls a full disk makes fail; tests replace them to inject the error.
         self.write_bytes: Callable[[int, memoryview], int] = os.write
         self.sync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
@@ -243,73 +275,46 @@ class WriteAheadLog:
     # --- opening and recovery -------------------------------------------------------------------
 
     @classmethod
-    def open(cls, directory: Path, store: EventStore, **options: Any) -> WriteAheadLog:
+    def open(cls, directory: Path, **options: Any) -> WriteAheadLog:
         """The log in ``directory`` (created when missing), recovered: a torn tail is cut, the
         backlog counted. ``LogError`` when another process holds it or it cannot be used."""
-        log = cls(directory, store, **options)
+        log = cls(directory, **options)
         try:
             directory.mkdir(parents=True, exist_ok=True)
-            log._take_lock()
+            log._lock_fd = lock_file(directory / "writer.lock", wait=0)
             log._recover()
         except OSError as exc:
-            log._release_lock()
+            log.close()
             raise LogError(f"{directory}: cannot open the ingest log: {exc}") from None
         except LogError:
-            log._release_lock()
+            log.close()
             raise
         return log
 
-    def _take_lock(self) -> None:
-        self._lock_fd = os.open(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._lock_fd)
-            self._lock_fd = -1
-            raise LogError(
-                f"{self.directory}: the ingest log is in use by another process (each "
-                "serve-ingest process needs a log directory of its own: --log-dir)"
-            ) from None
-
-    def _release_lock(self) -> None:
-        if self._lock_fd >= 0:
-            os.close(self._lock_fd)
-            self._lock_fd = -1
-
     def _recover(self) -> None:
-        numbers = sorted(self._segment_numbers())
-        position = self._read_checkpoint()
-        if position is None or position[0] not in numbers:
-            position = (numbers[0] if numbers else 1, 0)
-        for number in numbers:
-            if number < position[0]:  # loaded before the last stop; its deletion was cut short
-                self._segment_path(number).unlink()
+        numbers = sorted(segment_numbers(self.directory))
+        checkpoint = read_checkpoint(self.directory)
+        position = checkpoint.position if checkpoint is not None else (1, 0)
+        if position[0] not in numbers:
+            position = (numbers[0] if numbers else position[0], 0)
         numbers = [number for number in numbers if number >= position[0]] or [position[0]]
         for number in numbers:
             start = position[1] if number == position[0] else 0
-            self._durable[number] = self._recover_segment(number, start)
-        if self._durable[numbers[0]] < position[1]:  # the checkpoint is past a cut tail
-            position = (numbers[0], self._durable[numbers[0]])
-        self._position = position
-        self.stats.backlog_bytes = self._backlog_bytes()
-        self.stats.segments = len(self._durable)
+            self._ends[number] = self._recover_segment(number, start)
         self._open_active(numbers[-1])
 
     def _recover_segment(self, number: int, start: int) -> int:
         """Count the good records of one segment from ``start``; cut a torn tail. Its end."""
-        path = self._segment_path(number)
+        path = segment_path(self.directory, number)
         data = path.read_bytes() if path.exists() else b""
-        end = min(start, len(data))
-        for item in scan(data, end):
+        for item in scan(data, min(start, len(data))):
             if isinstance(item, Frame):
-                self.stats.backlog_events += item.count
-                end = item.end
+                self._events += item.count
+                self._marks.append((number, item.end, self._events))
             elif item.tail:
                 self._cut(path, item.start, len(data))
                 return item.start
-            else:
-                end = item.end  # corruption in the middle: the loader skips and counts it
-        return max(end, len(data)) if data else 0
+        return len(data)
 
     def _cut(self, path: Path, at: int, size: int) -> None:
         logger.warning(
@@ -322,59 +327,36 @@ class WriteAheadLog:
         with path.open("r+b") as handle:
             handle.truncate(at)
             os.fsync(handle.fileno())
-        self.stats.cut_bytes += size - at
-
-    def _segment_numbers(self) -> list[int]:
-        found = []
-        for path in self.directory.glob(f"*{_SUFFIX}"):
-            stem = path.name.removesuffix(_SUFFIX)
-            if stem.isdigit():
-                found.append(int(stem))
-        return found
-
-    def _segment_path(self, number: int) -> Path:
-        return self.directory / f"{number:012d}{_SUFFIX}"
-
-    def _read_checkpoint(self) -> tuple[int, int] | None:
-        path = self.directory / "checkpoint"
-        try:
-            text = path.read_text()
-        except FileNotFoundError:
-            return None
-        parts = text.split()
-        if len(parts) != 2 or not all(part.isdigit() for part in parts):
-            logger.warning("%s: unreadable checkpoint %r; replaying the whole log", path, text)
-            return None
-        return int(parts[0]), int(parts[1])
-
-    def _write_checkpoint(self, position: tuple[int, int]) -> None:
-        # No fsync: a lost checkpoint only means records are loaded again, and dedupe absorbs it.
-        path = self.directory / "checkpoint"
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(f"{position[0]} {position[1]}\n")
-        temporary.replace(path)
+        self.cut_bytes += size - at
 
     def _open_active(self, number: int) -> None:
-        self._fd = os.open(self._segment_path(number), os.O_WRONLY | os.O_CREAT, 0o644)
-        os.lseek(self._fd, self._durable.setdefault(number, 0), os.SEEK_SET)
+        self._fd = os.open(segment_path(self.directory, number), os.O_WRONLY | os.O_CREAT, 0o644)
+        os.lseek(self._fd, self._ends.setdefault(number, 0), os.SEEK_SET)
         _sync_directory(self.directory)
+
+    def close(self) -> None:
+        for name in ("_fd", "_lock_fd"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
 
     # --- appending ------------------------------------------------------------------------------
 
     def has_room(self) -> bool:
         """False once the backlog is at its bound (the caller answers 503 then)."""
-        return self.stats.backlog_bytes < self.max_backlog_bytes
+        return self.backlog_bytes() < self.max_backlog_bytes
 
     def append(self, records: Sequence[bytes]) -> None:
         """Write the framed ``records`` and fsync them, all at once. On return they are durable;
-        on ``LogWriteError`` none of them is (the file is cut back to its last fsynced end)."""
+        on ``LogWriteError`` none of them is (the file is cut back to its last good end)."""
         data = b"".join(records)
         if not data:
             return
         if not self.has_room():
             raise LogFullError
-        number = max(self._durable)
-        start = self._durable[number]
+        number = max(self._ends)
+        start = self._ends[number]
         try:
             self._write_all(data)
             self.sync(self._fd)
@@ -384,12 +366,11 @@ class WriteAheadLog:
             reason = "the disk is full" if full else f"write failed: {exc.strerror or exc}"
             raise LogWriteError(f"{self.directory}: {reason}", disk_full=full) from None
         count = sum(_HEADER.unpack_from(record)[2] for record in records)
-        with self._wake:
-            self._durable[number] = start + len(data)
-            self.stats.backlog_bytes += len(data)
-            self.stats.backlog_events += count
-            self.stats.appended_events += count
-            self._wake.notify()
+        with self._lock:
+            self._ends[number] = start + len(data)
+            self._events += count
+            self.appended_events += count
+            self._marks.append((number, start + len(data), self._events))
         if start + len(data) >= self.segment_bytes:
             self._rotate(number + 1)
 
@@ -406,42 +387,83 @@ class WriteAheadLog:
             os.lseek(self._fd, start, os.SEEK_SET)
         except OSError as exc:  # the loader's resync skips what is left (counted as corrupt)
             logger.error("%s: cannot cut back a failed write: %s", self.directory, exc)
-            os.lseek(self._fd, 0, os.SEEK_END)
+            self._ends[max(self._ends)] = os.lseek(self._fd, 0, os.SEEK_END)
 
     def _rotate(self, number: int) -> None:
+        """Start the next segment. The loader moves on to it once it exists, so the new file is
+        created only after the last write to the old one."""
         old = self._fd
-        with self._wake:
-            self._durable[number] = 0
-            self.stats.segments = len(self._durable)
+        with self._lock:
+            self._ends[number] = 0
         self._open_active(number)
         os.close(old)
 
-    # --- loading ----------------------------------------------------------------------------
+    # --- the backlog ----------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start the loader thread (it loads the recovered backlog first)."""
-        self._loader = threading.Thread(target=self._load_forever, name="wal-loader", daemon=True)
-        self._loader.start()
+    def _refresh(self) -> Checkpoint:
+        """The loader's checkpoint, read again at most every ``CHECK_SECONDS``."""
+        now = time.monotonic()
+        if now - self._checked_at >= CHECK_SECONDS:
+            self._checked_at = now
+            self._checkpoint = read_checkpoint(self.directory) or self._checkpoint
+            with self._lock:
+                position = self._checkpoint.position
+                while self._marks and self._marks[0][:2] <= position:
+                    self._loaded_mark = self._marks.popleft()[2]
+                for number in [n for n in self._ends if n < position[0]]:
+                    del self._ends[number]  # loaded and deleted by the loader
+        return self._checkpoint
 
-    def close(self, drain_seconds: float = 10.0) -> None:
-        """Load what is fsynced (for up to ``drain_seconds``), stop the loader, release the log.
-        What is not loaded stays in the log for the next start."""
-        deadline = time.monotonic() + drain_seconds
-        while self._loader is not None and self.stats.backlog_bytes and time.monotonic() < deadline:
-            time.sleep(0.02)
-        with self._wake:
-            self._stopping = True
-            self._wake.notify()
-        if self._loader is not None:
-            self._loader.join(drain_seconds + 5)
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-        self._release_lock()
+    def backlog_bytes(self) -> int:
+        segment, offset = self._refresh().position
+        with self._lock:
+            ends = list(self._ends.items())
+        return sum(end - (offset if n == segment else 0) for n, end in ends if n >= segment)
+
+    def stats(self) -> dict[str, Any]:
+        """What ``GET /v1/health`` reports: the backlog (bytes and events fsynced here and not
+        yet loaded), what the loader counted, and where the log is."""
+        backlog = self.backlog_bytes()
+        checkpoint = self._checkpoint
+        return {
+            "directory": str(self.directory),
+            "backlog_bytes": backlog,
+            "backlog_events": self._events - self._loaded_mark if backlog else 0,
+            "max_backlog_bytes": self.max_backlog_bytes,
+            "appended_events": self.appended_events,
+            "loaded_events": checkpoint.loaded_events,
+            "corrupt_records": checkpoint.corrupt_records,
+            "last_load_error": checkpoint.last_load_error,
+            "cut_bytes": self.cut_bytes,
+            "segments": len(self._ends),
+        }
+
+
+class LogLoader:
+    """The loading side of one log: from the checkpoint on, good records go to ``store`` in writes
+    of up to ``load_batch_events`` events; then the checkpoint moves past them and segments wholly
+    loaded are deleted. It reads what the writer has written whole (a record is loaded once its
+    checksum holds, possibly just before the writer's fsync returns: should that fsync fail, the
+    batch is not acknowledged, and the client's retry is stored once)."""
+
+    def __init__(
+        self, directory: Path, store: EventStore, load_batch_events: int = LOAD_BATCH_EVENTS
+    ) -> None:
+        self.directory = directory
+        self.store = store
+        self.load_batch_events = load_batch_events
+        found = read_checkpoint(directory) or Checkpoint()
+        self.checkpoint = Checkpoint(found.segment, found.offset)
+        numbers = sorted(segment_numbers(directory))
+        if numbers and self.checkpoint.segment not in numbers:
+            self.checkpoint.segment, self.checkpoint.offset = numbers[0], 0
+        for number in numbers:
+            if number < self.checkpoint.segment:  # loaded before; its deletion was cut short
+                segment_path(directory, number).unlink(missing_ok=True)
 
     def load_once(self) -> int:
-        """Load one batch (up to ``load_batch_events``) from the loader's position into the store;
-        the events loaded. ``StoreError`` when the store write fails (nothing moves then)."""
+        """Load one batch from the checkpoint into the store; the events loaded. ``StoreError``
+        when the store write fails (the checkpoint stays; the next call tries again)."""
         frames, position, skipped = self._next_frames()
         rows: list[Row] = []
         for frame in frames:
@@ -451,35 +473,45 @@ class WriteAheadLog:
         if rows:
             self.store.write(rows)
         loaded = sum(frame.count for frame in frames)
-        if position != self._position:
+        if position != self.checkpoint.position or skipped:
             self._advance(position, loaded, skipped)
         return loaded
 
+    def pending(self) -> bool:
+        """Something past the checkpoint (a later segment, or bytes in this one)."""
+        segment, offset = self.checkpoint.position
+        path = segment_path(self.directory, segment)
+        size = path.stat().st_size if path.exists() else 0
+        return size > offset or any(n > segment for n in segment_numbers(self.directory))
+
     def _next_frames(self) -> tuple[list[Frame], tuple[int, int], int]:
-        """The good records from the loader's position (up to a batch), the position after them,
-        and the corrupt records skipped on the way (logged and counted here)."""
-        number, offset = self._position
-        with self._lock:
-            end = self._durable.get(number, offset)
-            later = [n for n in self._durable if n > number]
+        """The good records from the checkpoint (up to a batch), the position after them, and
+        the corrupt records skipped on the way (logged here)."""
+        number, offset = self.checkpoint.position
+        path = segment_path(self.directory, number)
+        # Once a later segment exists the writer is done with this one: damage at its end is no
+        # record still being written. Looked at before the size, which is then final too.
+        later = [n for n in segment_numbers(self.directory) if n > number]
+        final = bool(later)
+        end = path.stat().st_size if path.exists() else 0
         if offset >= end:
             return [], ((min(later), 0) if later else (number, offset)), 0
         limit = min(end, offset + _READ_BYTES)
-        data = _read(self._segment_path(number), offset, limit)
-        frames, at, skipped = self._frames_in(number, offset, data, limit == end)
-        if not frames and not skipped:
+        data = _read(path, offset, limit)
+        frames, at, skipped = self._frames_in(path, offset, data, final and limit == end)
+        if not frames and not skipped and limit < end:
             # one record longer than a read: read as much as a record can be, whole
             limit = min(end, offset + HEADER_BYTES + MAX_RECORD_BYTES)
-            data = _read(self._segment_path(number), offset, limit)
-            frames, at, skipped = self._frames_in(number, offset, data, complete=True)
+            data = _read(path, offset, limit)
+            frames, at, skipped = self._frames_in(path, offset, data, final or limit < end)
         return frames, (number, offset + at), skipped
 
     def _frames_in(
-        self, number: int, offset: int, data: bytes, complete: bool
+        self, path: Path, offset: int, data: bytes, complete: bool
     ) -> tuple[list[Frame], int, int]:
         """The good records of ``data`` (read at ``offset``) up to a batch, where they end, and
-        the corrupt spans skipped. ``complete``: ``data`` reaches the fsynced end, so damage at
-        its end is corruption, not a record cut short by the read."""
+        the corrupt spans skipped. ``complete``: damage at the end of ``data`` is corruption,
+        not a record still being written or cut by the read."""
         frames: list[Frame] = []
         at = skipped = events = 0
         for item in scan(data):
@@ -496,70 +528,105 @@ class WriteAheadLog:
             at = item.end
             logger.error(
                 "%s: skipped a corrupt record at offset %d (%d bytes)",
-                self._segment_path(number),
+                path,
                 offset + item.start,
                 item.end - item.start,
             )
         return frames, at, skipped
 
     def _advance(self, position: tuple[int, int], loaded: int, skipped: int) -> None:
-        with self._lock:
-            self._position = position
-            self.stats.loaded_events += loaded
-            self.stats.backlog_events -= loaded
-            self.stats.corrupt_records += skipped
-            self.stats.backlog_bytes = self._backlog_bytes()
-            finished = [n for n in self._durable if n < position[0]]
-            for number in finished:
-                del self._durable[number]
-            self.stats.segments = len(self._durable)
-        self._write_checkpoint(position)
-        for number in finished:  # after the checkpoint, so a restart never looks for them
-            self._segment_path(number).unlink(missing_ok=True)
+        checkpoint = self.checkpoint
+        checkpoint.segment, checkpoint.offset = position
+        checkpoint.loaded_events += loaded
+        checkpoint.corrupt_records += skipped
+        checkpoint.last_load_error = None
+        write_checkpoint(self.directory, checkpoint)
+        for number in segment_numbers(self.directory):
+            if number < position[0]:  # after the checkpoint, so a restart never looks for it
+                segment_path(self.directory, number).unlink(missing_ok=True)
 
-    def _backlog_bytes(self) -> int:
-        number, offset = self._position
-        ends = self._durable.items()
-        return sum(end - (offset if n == number else 0) for n, end in ends if n >= number)
+    def failed(self, error: StoreError) -> None:
+        """Record a failed load in the checkpoint, for ``GET /v1/health``."""
+        self.checkpoint.last_load_error = str(error)
+        write_checkpoint(self.directory, self.checkpoint)
 
-    def _load_forever(self) -> None:
-        _lower_priority()
+
+def run_loaders(
+    loaders: Sequence[LogLoader], stop: threading.Event, drain_seconds: float = 10.0
+) -> None:
+    """Load the logs, in turn, until ``stop`` is set; then load what is left for up to
+    ``drain_seconds`` (the rest stays in the logs for the next start). A failed store write is
+    logged and retried after a pause that grows to 5 s."""
+    failures = 0
+    deadline: float | None = None
+    while True:
+        if stop.is_set() and deadline is None:
+            deadline = time.monotonic() + drain_seconds
+        if deadline is not None and time.monotonic() > deadline:
+            return
+        try:
+            loaded = sum(loader.load_once() for loader in loaders)
+        except StoreError as exc:
+            for loader in loaders:
+                loader.failed(exc)
+            pause = _RETRY_SECONDS[min(failures, len(_RETRY_SECONDS) - 1)]
+            failures += 1
+            logger.error("loading the ingest log failed (retry in %.1f s): %s", pause, exc)
+            stop.wait(pause) if deadline is None else time.sleep(min(pause, 0.5))
+            continue
         failures = 0
-        while True:
-            with self._wake:
-                if self._stopping:
-                    return
-                if not self._has_unloaded():
-                    self._wake.wait(0.5)
-                    continue
-            try:
-                self.load_once()
-            except StoreError as exc:
-                self.stats.last_load_error = str(exc)
-                pause = _RETRY_SECONDS[min(failures, len(_RETRY_SECONDS) - 1)]
-                failures += 1
-                logger.error("loading the ingest log failed (retry in %.1f s): %s", pause, exc)
-                with self._wake:
-                    self._wake.wait(pause)
-            else:
-                failures = 0
-                self.stats.last_load_error = None
-
-    def _has_unloaded(self) -> bool:
-        number, offset = self._position
-        return self._durable.get(number, offset) > offset or any(n > number for n in self._durable)
+        if loaded or any(loader.pending() for loader in loaders):
+            continue
+        if deadline is not None:
+            return  # drained
+        stop.wait(IDLE_POLL_SECONDS)
 
 
-LOADER_NICENESS = 10
-"""How much lower the loader thread's CPU priority is than the endpoint's: on a busy machine the
-answers get the CPU first and the loader catches up when requests pause; the backlog bound stops
-it from falling behind without limit."""
+def start_loader_thread(loaders: Sequence[LogLoader]) -> Callable[[], None]:
+    """Run the loaders in a thread of this process (tests, embedding); returns ``stop``, which
+    drains and joins it."""
+    stop = threading.Event()
+    thread = threading.Thread(target=run_loaders, args=(loaders, stop), daemon=True)
+    thread.start()
+
+    def halt() -> None:
+        stop.set()
+        thread.join(30)
+
+    return halt
 
 
-def _lower_priority() -> None:
-    # Linux: the niceness is per thread; elsewhere the loader keeps the same priority
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOADER_NICENESS)
+def segment_numbers(directory: Path) -> list[int]:
+    found = []
+    for path in directory.glob(f"*{_SUFFIX}"):
+        stem = path.name.removesuffix(_SUFFIX)
+        if stem.isdigit():
+            found.append(int(stem))
+    return found
+
+
+def segment_path(directory: Path, number: int) -> Path:
+    return directory / f"{number:012d}{_SUFFIX}"
+
+
+def lock_file(path: Path, wait: float) -> int:
+    """An exclusive ``flock`` on ``path``, waiting up to ``wait`` seconds; ``LogError`` when
+    another process keeps it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            os.close(fd)
+            raise LogError(
+                f"{path.parent}: the ingest log is in use by another process (each "
+                "serve-ingest process needs a log directory of its own: --log-dir)"
+            ) from None
+        return fd
 
 
 def _read(path: Path, start: int, end: int) -> bytes:

@@ -1,0 +1,106 @@
+"""The loader process of ``serve-ingest``: moves the endpoint's write-ahead logs into the store.
+
+It runs beside the endpoint's processes, not inside them: loading is CPU work in Python (decoding
+records, building rows) that would otherwise hold the interpreter lock while requests wait for
+it. It opens the store (the only process that does: a DuckDB file has one writer), takes each
+log's ``loader.lock``, prints ``ready`` (or the reason it cannot start, then exits 2), and loads
+until SIGTERM, then drains what is left for up to ``DRAIN_SECONDS``. Its CPU priority is lowered:
+the answers come first, and the backlog bound stops the loader from falling behind for good.
+
+``python -m toolcall_spec.analytics.store.loader STORE_URL LOG_DIR [LOG_DIR ...]``
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+from toolcall_spec.analytics.store import StoreError, open_store
+from toolcall_spec.analytics.store.wal import LogLoader, lock_file, run_loaders
+
+DRAIN_SECONDS = 10.0
+LOCK_WAIT_SECONDS = 10.0
+"""A loader of the same log still ending (its endpoint was just killed) gets this long."""
+NICENESS = 10
+READY = "ready"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print("usage: loader STORE_URL LOG_DIR [LOG_DIR ...]", file=sys.stderr)
+        return 2
+    _die_with_parent()
+    with contextlib.suppress(OSError):
+        os.nice(NICENESS)
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGINT, request_stop)
+    try:
+        logs = [Path(directory) for directory in argv[1:]]
+        locks = [lock_file(log / "loader.lock", LOCK_WAIT_SECONDS) for log in logs]
+        store = open_store(argv[0])
+    except StoreError as exc:
+        print(str(exc), flush=True)
+        return 2
+    with store:
+        loaders = [LogLoader(log, store) for log in logs]
+        print(READY, flush=True)
+        run_loaders(loaders, stop, DRAIN_SECONDS)
+    for fd in locks:
+        os.close(fd)
+    return 0
+
+
+class LoaderProcess:
+    """The loader process for ``logs`` into the store at ``store_url``, started and ready."""
+
+    def __init__(self, store_url: str, logs: list[Path]) -> None:
+        command = [sys.executable, "-m", "toolcall_spec.analytics.store.loader", store_url]
+        self.process = subprocess.Popen(
+            [*command, *map(str, logs)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline().decode().strip()
+        if line != READY:
+            self.process.wait(30)
+            raise StoreError(line or f"the loader ended with {self.process.returncode}")
+
+    def stop(self) -> None:
+        """Ask it to drain and end; wait for it."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(DRAIN_SECONDS + 20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """Linux: end at once with the endpoint that started it (killed with ``kill -9``
+    included), releasing the store and the logs for the next start, which loads what is left:
+    stopping mid-load is safe, the checkpoint moves only after a store write returned."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == 1:  # the parent was gone before the request took effect
+            sys.exit(0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
