@@ -6,9 +6,12 @@ metrics equal the JSONL reader's over the stored events."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import random
+import signal
 import threading
 import time
 from pathlib import Path
@@ -194,3 +197,44 @@ def test_clickhouse_needs_a_log_named(clickhouse_base_url: str, keys_file: Path)
     )  # fmt: skip
     assert run.returncode == 2
     assert "name the write-ahead log with --log-dir DIR" in run.stderr
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid``, started by any of its threads (Linux)."""
+    if not Path(f"/proc/{pid}/task/{pid}/children").exists():
+        pytest.skip("needs Linux /proc/PID/task/TID/children")
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(FileNotFoundError):
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
+def test_a_killed_loader_is_started_again_and_resumes(keys_file: Path, tmp_path: Path) -> None:
+    store = str(tmp_path / "events.duckdb")
+    service = Service(store, keys_file, tmp_path / "log")
+    with Traffic([service.url]) as traffic:
+        traffic.wait_for(200)
+        [loader] = children(service.process.pid)
+        os.kill(loader, signal.SIGKILL)  # mid-load, perhaps between a write and its checkpoint
+        traffic.wait_for(len(traffic.acknowledged) + 200)
+    service.wait_loaded()
+    [restarted] = children(service.process.pid)
+    assert restarted != loader
+    service.stop()
+    assert_stored_exactly_once(store, traffic)
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.scale-out")
+def test_two_workers_write_one_duckdb_file_through_one_loader(
+    keys_file: Path, tmp_path: Path
+) -> None:
+    store = str(tmp_path / "events.duckdb")
+    service = Service(store, keys_file, tmp_path / "log", ("--workers", "2"))
+    with Traffic([service.url], clients=6) as traffic:
+        traffic.wait_for(600)
+    assert sorted(path.name for path in (tmp_path / "log").iterdir()) == ["worker-1", "worker-2"]
+    service.wait_loaded(workers=2)
+    service.stop()
+    assert_stored_exactly_once(store, traffic)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import logging
 import os
 import signal
 import subprocess
@@ -26,10 +27,14 @@ from types import FrameType
 from toolcall_spec.analytics.store import StoreError, open_store
 from toolcall_spec.analytics.store.wal import LogLoader, lock_file, run_loaders
 
+logger = logging.getLogger("toolcall_spec.wal")
+
 DRAIN_SECONDS = 10.0
 LOCK_WAIT_SECONDS = 10.0
 """A loader of the same log still ending (its endpoint was just killed) gets this long."""
 NICENESS = 10
+WATCH_SECONDS = 0.5
+"""How often the endpoint looks whether its loader is still running."""
 READY = "ready"
 
 
@@ -64,28 +69,56 @@ def main(argv: list[str]) -> int:
 
 
 class LoaderProcess:
-    """The loader process for ``logs`` into the store at ``store_url``, started and ready."""
+    """The loader process for ``logs`` into the store at ``store_url``, started and ready, and
+    started again should it end by itself (a crash, the OOM killer): the endpoint goes on
+    answering from its log meanwhile, and the new loader resumes from the checkpoints."""
 
     def __init__(self, store_url: str, logs: list[Path]) -> None:
-        command = [sys.executable, "-m", "toolcall_spec.analytics.store.loader", store_url]
-        self.process = subprocess.Popen(
-            [*command, *map(str, logs)], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL
-        )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline().decode().strip()
+        self.command = [sys.executable, "-m", "toolcall_spec.analytics.store.loader", store_url]
+        self.command += map(str, logs)
+        self.restarts = 0
+        self._stopping = threading.Event()
+        self.process = self._start()
+        self._watch = threading.Thread(target=self._keep_running, name="loader-watch", daemon=True)
+        self._watch.start()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        assert process.stdout is not None
+        line = process.stdout.readline().decode().strip()
         if line != READY:
-            self.process.wait(30)
-            raise StoreError(line or f"the loader ended with {self.process.returncode}")
+            process.wait(30)
+            raise StoreError(line or f"the loader ended with {process.returncode}")
+        return process
+
+    def _keep_running(self) -> None:
+        while not self._stopping.wait(WATCH_SECONDS):
+            if self.process.poll() is None:
+                continue
+            logger.error("the loader ended (%s); starting it again", self.process.returncode)
+            try:
+                self.process = self._start()
+                self.restarts += 1
+            except StoreError as exc:
+                logger.error("the loader could not start again (retrying): %s", exc)
+        # Stopped here, by this thread: a loader it started dies with it (PR_SET_PDEATHSIG
+        # follows the thread that started a process), so it must not end before the loader.
+        _terminate(self.process)
 
     def stop(self) -> None:
         """Ask it to drain and end; wait for it."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(DRAIN_SECONDS + 20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        self._stopping.set()
+        self._watch.join(WATCH_SECONDS + LOCK_WAIT_SECONDS + DRAIN_SECONDS + 60)
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(DRAIN_SECONDS + 20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
 
 
 PR_SET_PDEATHSIG = 1
