@@ -10,14 +10,18 @@ A request goes through, in this order:
    decompressed bytes, so a small compressed bomb is refused after reading just past the limit;
 3. **the batch answer** of ``toolcall_spec.analytics.ingest.ingest_body``, the function
    ``toolcall-spec ingest`` answers with (200, 207 or 400, per event);
-4. **the store**: the accepted events are written as accepted (repaired where the answer's
-   ``warnings`` say so: ``ingest_body`` hands each one over), and the answer is sent only once
-   the store has durably written them. When the store fails, the answer is 503 and nothing is
+4. **durable**: the accepted events, as accepted (repaired where the answer's ``warnings`` say
+   so: ``ingest_body`` hands each one over), go through ``EventIntake.make_durable``, the one
+   acceptance path of every route that takes events: appended to the write-ahead log and fsynced
+   (``toolcall_spec.analytics.store.wal``; a loader moves the log into the store), or, without a
+   log, written to the store. The answer is sent only after that. When it fails the answer is 503
+   (``Retry-After`` when the log is at its bound) or 507 (a full disk) and nothing is
    acknowledged: the client retries, and the dedupe key (``event_id``) makes the retry count once.
 
-Writes are grouped (``GroupWriter``): the batches of concurrent requests that wait while a
-write is under way go to the store together in the next write, one commit for all of them, so the
-cost of a durable commit is shared instead of paid per request.
+Writes are grouped (``GroupWriter``): the batches of concurrent requests that wait while a write
+is under way go together in the next write, one fsync (or one store commit) for all of them, so
+the cost of a durable write is shared instead of paid per request. A batch whose events were all
+accepted as sent is logged as the body received, not encoded again.
 """
 
 from __future__ import annotations

@@ -238,3 +238,23 @@ def test_two_workers_write_one_duckdb_file_through_one_loader(
     service.wait_loaded(workers=2)
     service.stop()
     assert_stored_exactly_once(store, traffic)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (("--log-dir", "{tmp}/keys.json"), "cannot open the ingest log"),
+        (("--max-log-mb", "0"), "--max-log-mb: expected a positive number of MiB, got 0"),
+        (("--workers", "0"), "--workers 0: expected at least 1"),
+        (("--workers", "2", "--no-log"), "a DuckDB file is written by one process"),
+    ],
+)
+def test_bad_log_options_are_refused_at_start(
+    keys_file: Path, tmp_path: Path, options: tuple[str, ...], message: str
+) -> None:
+    run = run_cli(
+        "serve-ingest", "--store", tmp_path / "events.duckdb", "--keys-file", keys_file,
+        "--port", "0", *(option.format(tmp=tmp_path) for option in options), timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert message in run.stderr

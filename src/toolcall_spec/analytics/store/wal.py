@@ -1,14 +1,20 @@
-"""The write-ahead log in front of a store: batches are durable once fsynced here, and a loader
-thread moves them into the engine in large writes.
+"""The write-ahead log in front of a store: a batch is durable once fsynced here, and a loader
+moves the log into the engine in large writes.
 
 Why: an engine statement per acknowledged batch caps the endpoint at the engine's commit rate.
-Appending to a file and calling ``fsync`` once for every batch that arrived meanwhile (group
+Appending to a file and calling ``fdatasync`` once for every batch that arrived meanwhile (group
 commit, by the caller: ``append`` takes all the waiting records at once) costs one disk flush per
-group; the engine then sees one write of up to ``LOAD_BATCH_EVENTS`` events.
+group; the engine then sees writes of up to ``LOAD_BATCH_EVENTS`` events.
 
-**Layout.** A log is a directory holding numbered segment files (``000000000001.log``, ...), a
-``checkpoint`` (where the loader is: ``segment offset``) and a ``lock`` (``flock``: one process
-per log). A segment is a run of records; each record is framed::
+**Two sides.** ``WriteAheadLog`` writes (in the endpoint's process); ``LogLoader`` loads (under
+``serve-ingest``, in a loader process of its own: ``toolcall_spec.analytics.store.loader``, so
+that loading, which is Python work, never holds the interpreter lock the answers need). They share
+nothing but the files: the loader reads records whose checksum holds, and writes its
+``checkpoint.json``; the writer reads that checkpoint for the backlog.
+
+**Layout.** A log is a directory holding numbered segment files (``000000000001.log``, ...),
+``checkpoint.json`` (where the loader is, and what it counted) and two lock files (``flock``: one
+writer and one loader per log). A segment is a run of records; each record is framed::
 
     magic b"TCW1" | payload length (u32) | event count (u32) | CRC-32 of count and payload (u32)
     payload: kind (u8) | project length (u16) | accepted-at, microseconds (i64) | project | body
@@ -18,18 +24,18 @@ per log). A segment is a run of records; each record is framed::
 **Recovery** (``WriteAheadLog.open``) reads from the checkpoint on: a record that ends past the end
 of its file, or bytes after the last good record, are a torn tail (the process died while writing):
 they are cut off and logged. A bad record followed by good ones is corruption: the loader skips it
-(resynchronising on the next magic), counts it and logs it. Acknowledged records were fsynced
-whole, so neither case loses one.
+(resynchronising on the next magic that starts a good record), counts it and logs it.
+Acknowledged records were fsynced whole, so neither case loses one.
 
 **Exactly once.** The loader writes a record's events, then moves the checkpoint past it; after a
 crash between the two, the record is loaded again and the store's dedupe key (project and
 ``event_id``) keeps one row. The accepted-at time is kept in the record, so a reloaded row is the
 same row (ClickHouse's first-write-wins rank derives from it).
 
-**Bounded.** ``backlog_bytes`` (fsynced, not yet loaded) is checked by the caller before a batch is
-taken (``has_room``): past ``max_backlog_bytes`` the endpoint answers 503 with ``Retry-After``.
-A write or fsync that fails (``ENOSPC`` above all) raises ``LogWriteError``; the file is cut back
-to its last fsynced end, so the failed batch, never acknowledged, leaves nothing behind.
+**Bounded.** ``backlog_bytes`` (written, not yet loaded) is checked before a batch is taken
+(``has_room``): past ``max_backlog_bytes`` the endpoint answers 503 with ``Retry-After``. A write
+or fsync that fails (``ENOSPC`` above all) raises ``LogWriteError``; the file is cut back to the
+end of the last good write, so the failed batch, never acknowledged, leaves nothing behind.
 """
 
 from __future__ import annotations
