@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -132,41 +133,52 @@ class EndpointFigures:
 
 
 def endpoint_rate(
-    store_url: str, workdir: Path, bodies: list[bytes], clients: int, options: tuple[str, ...]
+    store_url: str,
+    workdir: Path,
+    rounds: list[list[bytes]],
+    clients: int,
+    options: tuple[str, ...],
 ) -> EndpointFigures:
     """Events/s through ``toolcall-spec serve-ingest`` (its own process) from ``clients``
-    concurrent keep-alive clients sharing the bodies out, each answer's latency, and the service's
-    CPU time per event (seconds): on a shared machine the CPU time says where the time goes
-    better than the wall clock. ``options``: ``--no-log`` for the engine write per answer."""
+    concurrent keep-alive clients sharing each round's bodies out (the best round counts: a shared
+    machine only ever slows a round down), that round's answer latencies and time until the store
+    held its events, and the service's CPU time per event over all rounds (seconds; on a shared
+    machine the CPU time says where the time goes better than the wall clock). ``options``:
+    ``serve-ingest`` options (``--no-log``, ``--workers 2``)."""
     keys_file = workdir / "keys.json"
     keys_file.write_text(json.dumps({"bench": KEY}))
     headers = {"Authorization": f"Bearer {KEY}"}
     log_dir = workdir / f"log-{uuid.uuid4().hex[:8]}"
     service = Service(store_url, keys_file, log_dir, options)
-    latencies: list[float] = []
-
-    def send(share: list[bytes]) -> None:
-        latencies.extend(post_keep_alive(service.url, headers, share))
-
-    shares = [bodies[number::clients] for number in range(clients)]
+    workers = int(options[1]) if options[:1] == ("--workers",) else 1
+    logged = "--no-log" not in options
+    best: EndpointFigures | None = None
     try:
-        send([warm_up_body()])  # the first request's one-time imports are not throughput
-        workers = int(options[1]) if options[:1] == ("--workers",) else 1
-        if "--no-log" not in options:
+        post_keep_alive(service.url, headers, [warm_up_body()])  # one-time imports: not counted
+        if logged:
             service.wait_loaded(workers=workers)
-        latencies.clear()
         cpu_before = service_cpu_seconds(service.process.pid)
-        start = time.perf_counter()
-        with ThreadPoolExecutor(clients) as pool:
-            seconds = timed(lambda: list(pool.map(send, shares)))
-        if "--no-log" not in options:
-            service.wait_loaded(timeout=600, workers=workers)
-        loaded_after = time.perf_counter() - start
-        cpu = service_cpu_seconds(service.process.pid) - cpu_before
+        for bodies in rounds:
+            latencies: list[float] = []
+            shares = [bodies[number::clients] for number in range(clients)]
+            start = time.perf_counter()
+            with ThreadPoolExecutor(clients) as pool:
+                for share in pool.map(lambda s: post_keep_alive(service.url, headers, s), shares):
+                    latencies += share
+            seconds = time.perf_counter() - start
+            if logged:
+                service.wait_loaded(timeout=600, workers=workers)
+            loaded_after = time.perf_counter() - start
+            rate = len(bodies) * BATCH_EVENTS / seconds
+            if best is None or rate > best.rate:
+                best = EndpointFigures(rate, 0.0, latencies, loaded_after)
+        events = sum(len(bodies) for bodies in rounds) * BATCH_EVENTS
+        cpu = (service_cpu_seconds(service.process.pid) - cpu_before) / events
     finally:
         service.stop()
-    events = len(bodies) * BATCH_EVENTS
-    return EndpointFigures(events / seconds, cpu / events, latencies, loaded_after)
+    assert best is not None
+    best.cpu_per_event = cpu
+    return best
 
 
 def post_keep_alive(url: str, headers: dict[str, str], bodies: list[bytes]) -> list[float]:
@@ -200,6 +212,13 @@ def post_keep_alive(url: str, headers: dict[str, str], bodies: list[bytes]) -> l
     return latencies
 
 
+def ingest_all(bodies: list[bytes]) -> None:
+    """The CLI's work on the bodies: ``ingest_body``, the function ``toolcall-spec ingest`` and
+    the endpoint answer with."""
+    for body in bodies:
+        ingest_body(body)
+
+
 def warm_up_body() -> bytes:
     """A batch of events outside the measured ones (ids far above theirs)."""
     return orjson.dumps({"events": [event(10**9 + i) for i in range(BATCH_EVENTS)]})
@@ -219,20 +238,25 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--endpoint-only", action="store_true", help="skip metrics and memory")
     parser.add_argument("--engine", choices=["duckdb", "clickhouse"], help="only this engine")
+    parser.add_argument("--rounds", type=int, help="endpoint rounds, the best counts (3)")
     parser.add_argument("--events", type=int, help="stored events for the metrics (1,000,000)")
-    parser.add_argument("--batches", type=int, help="batches through the endpoint (200)")
+    parser.add_argument("--batches", type=int, help="batches through the endpoint per round (200)")
     parser.add_argument(
         "--load-events", type=int, help="the smaller file of the load memory figure (50,000)"
     )
     args, _ = parser.parse_known_args(argv)
     stored = args.events or (100_000 if args.quick else 1_000_000)
     batches = args.batches or (50 if args.quick else 200)
-    bodies = [
-        orjson.dumps({"events": [event(b * BATCH_EVENTS + i) for i in range(BATCH_EVENTS)]})
-        for b in range(batches)
+    count = args.rounds or (1 if args.quick else 3)
+    rounds = [
+        [
+            orjson.dumps({"events": [event(b * BATCH_EVENTS + i) for i in range(BATCH_EVENTS)]})
+            for b in range(batches * number, batches * (number + 1))
+        ]
+        for number in range(count)
     ]
-    cli_rate = batches * BATCH_EVENTS / timed(lambda: [ingest_body(body) for body in bodies])
-    print(f"CLI ingest alone: {cli_rate:,.0f} events/s")
+    cli_rate = max(batches * BATCH_EVENTS / timed(partial(ingest_all, bodies)) for bodies in rounds)
+    print(f"CLI ingest alone: {cli_rate:,.0f} events/s (best of {count} rounds)")
     workdir = Path(tempfile.mkdtemp(prefix="bench-store-"))
     try:
         with clickhouse() as clickhouse_base:
@@ -244,7 +268,7 @@ def main(argv: list[str]) -> None:
                     continue
                 for clients, options in cases(engine):
                     target = f"{url}_{clients}_{len(options)}" if engine == "clickhouse" else url
-                    figures = endpoint_rate(target, workdir, bodies, clients, options)
+                    figures = endpoint_rate(target, workdir, rounds, clients, options)
                     print_endpoint(engine, clients, options, figures, cli_rate)
                     if engine == "duckdb":
                         for leftover in (Path(url), Path(url + ".wal")):
@@ -283,6 +307,7 @@ def print_endpoint(
     }[options]
     print(
         f"endpoint -> {engine}, {clients} client(s), {how}: {figures.rate:,.0f} events/s "
+        "(best round) "
         f"({ratio:.2f}x the CLI alone); ack latency p50 {figures.percentile(0.5) * 1e3:.1f} ms, "
         f"p99 {figures.percentile(0.99) * 1e3:.1f} ms; all in the store after "
         f"{figures.loaded_after:.2f} s; service CPU {figures.cpu_per_event * 1e6:.0f} us/event "
