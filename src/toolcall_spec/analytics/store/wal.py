@@ -122,6 +122,29 @@ class Checkpoint:
 
 
 CHECKPOINT = "checkpoint.json"
+DURABLE = "durable"
+"""The writer's durable end (segment, offset), rewritten in place after every fsync."""
+_MARK = struct.Struct(">QQI")
+
+
+def encode_mark(segment: int, end: int) -> bytes:
+    return _MARK.pack(segment, end, zlib.crc32(_MARK.pack(segment, end, 0)))
+
+
+def read_mark(directory: Path) -> tuple[int, int] | None:
+    """The durable end the writer published, ``None`` before it did. A value caught while being
+    rewritten fails its checksum and is read again."""
+    for _ in range(100):
+        try:
+            data = (directory / DURABLE).read_bytes()
+        except FileNotFoundError:
+            return None
+        if len(data) == _MARK.size:
+            segment, end, checksum = _MARK.unpack(data)
+            if zlib.crc32(_MARK.pack(segment, end, 0)) == checksum:
+                return segment, end
+        time.sleep(0.001)
+    return None
 
 
 def read_checkpoint(directory: Path) -> Checkpoint | None:
@@ -274,6 +297,7 @@ class WriteAheadLog:
         self._lock = threading.Lock()
         self._fd = -1
         self._lock_fd = -1
+        self._mark_fd = -1
         # The two system calls a full disk makes fail; tests replace them to inject the error.
         self.write_bytes: Callable[[int, memoryview], int] = os.write
         self.sync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
@@ -307,6 +331,7 @@ class WriteAheadLog:
         for number in numbers:
             start = position[1] if number == position[0] else 0
             self._ends[number] = self._recover_segment(number, start)
+        self._mark_fd = os.open(self.directory / DURABLE, os.O_RDWR | os.O_CREAT, 0o644)
         self._open_active(numbers[-1])
 
     def _recover_segment(self, number: int, start: int) -> int:
@@ -339,9 +364,16 @@ class WriteAheadLog:
         self._fd = os.open(segment_path(self.directory, number), os.O_WRONLY | os.O_CREAT, 0o644)
         os.lseek(self._fd, self._ends.setdefault(number, 0), os.SEEK_SET)
         _sync_directory(self.directory)
+        self._publish(number, self._ends[number])
+
+    def _publish(self, number: int, end: int) -> None:
+        """Tell the loader how far the log is durable: it reads no further, so it never loads a
+        batch whose fsync then fails (a batch never acknowledged). Not fsynced itself: after a
+        crash the writer's recovery publishes again before a loader starts reading."""
+        os.pwrite(self._mark_fd, encode_mark(number, end), 0)
 
     def close(self) -> None:
-        for name in ("_fd", "_lock_fd"):
+        for name in ("_fd", "_mark_fd", "_lock_fd"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)
@@ -372,6 +404,7 @@ class WriteAheadLog:
             reason = "the disk is full" if full else f"write failed: {exc.strerror or exc}"
             raise LogWriteError(f"{self.directory}: {reason}", disk_full=full) from None
         count = sum(_HEADER.unpack_from(record)[2] for record in records)
+        self._publish(number, start + len(data))
         with self._lock:
             self._ends[number] = start + len(data)
             self._events += count
@@ -387,7 +420,8 @@ class WriteAheadLog:
 
     def _undo(self, start: int) -> None:
         """Cut the active segment back to ``start`` after a failed write or fsync, so the next
-        batch follows the last good record (a failed fsync leaves the page cache unknown)."""
+        batch follows the last good record (a failed fsync leaves the page cache unknown). The
+        loader never read past ``start``: it reads up to the published durable end only."""
         try:
             os.ftruncate(self._fd, start)
             os.lseek(self._fd, start, os.SEEK_SET)
@@ -484,32 +518,38 @@ class LogLoader:
         return loaded
 
     def pending(self) -> bool:
-        """Something past the checkpoint (a later segment, or bytes in this one)."""
+        """Something durable past the checkpoint."""
         segment, offset = self.checkpoint.position
-        path = segment_path(self.directory, segment)
-        size = path.stat().st_size if path.exists() else 0
-        return size > offset or any(n > segment for n in segment_numbers(self.directory))
+        return self._durable_end(segment)[0] > offset
+
+    def _durable_end(self, number: int) -> tuple[int, bool]:
+        """How far segment ``number`` may be read, and whether the writer is done with it (a
+        later segment is the one being written): the whole file then, else the published end."""
+        published = read_mark(self.directory)
+        if published is None or published[0] < number:
+            return 0, False
+        if published[0] == number:
+            return published[1], False
+        path = segment_path(self.directory, number)
+        return (path.stat().st_size if path.exists() else 0), True
 
     def _next_frames(self) -> tuple[list[Frame], tuple[int, int], int]:
         """The good records from the checkpoint (up to a batch), the position after them, and
         the corrupt records skipped on the way (logged here)."""
         number, offset = self.checkpoint.position
         path = segment_path(self.directory, number)
-        # Once a later segment exists the writer is done with this one: damage at its end is no
-        # record still being written. Looked at before the size, which is then final too.
-        later = [n for n in segment_numbers(self.directory) if n > number]
-        final = bool(later)
-        end = path.stat().st_size if path.exists() else 0
+        end, final = self._durable_end(number)
         if offset >= end:
-            return [], ((min(later), 0) if later else (number, offset)), 0
+            return [], ((number + 1, 0) if final else (number, offset)), 0
         limit = min(end, offset + _READ_BYTES)
         data = _read(path, offset, limit)
-        frames, at, skipped = self._frames_in(path, offset, data, final and limit == end)
+        complete = limit == end  # everything up to the durable end is whole records
+        frames, at, skipped = self._frames_in(path, offset, data, complete)
         if not frames and not skipped and limit < end:
             # one record longer than a read: read as much as a record can be, whole
             limit = min(end, offset + HEADER_BYTES + MAX_RECORD_BYTES)
             data = _read(path, offset, limit)
-            frames, at, skipped = self._frames_in(path, offset, data, final or limit < end)
+            frames, at, skipped = self._frames_in(path, offset, data, complete=True)
         return frames, (number, offset + at), skipped
 
     def _frames_in(
