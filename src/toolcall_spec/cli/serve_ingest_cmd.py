@@ -16,8 +16,10 @@ to the store before answering instead (slower). On start the log is replayed.
 from __future__ import annotations
 
 import argparse
+import signal
 from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from toolcall_spec.cli.console import fail
@@ -189,6 +191,10 @@ def serve_worker(
         ready(str(exc))
         return 2
     ready(None)
+    # uvicorn ends on SIGTERM by sending the signal again once it has shut down; this handler
+    # turns that into an ordinary exit, so the loader is stopped (after it has drained) and the
+    # log closed below, instead of the process ending on the spot.
+    signal.signal(signal.SIGTERM, _exit_quietly)
     try:
         settings = IngestSettings(store, keys, log)
         serve_forever(create_ingest_app(settings), sock, log_level=args.log_level)
@@ -200,6 +206,10 @@ def serve_worker(
         if store is not None:
             store.close()
     return 0
+
+
+def _exit_quietly(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
 
 
 def _report(problem: str | None, serving: str) -> None:

@@ -258,3 +258,20 @@ def test_bad_log_options_are_refused_at_start(
     )  # fmt: skip
     assert run.returncode == 2
     assert message in run.stderr
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
+def test_a_stop_loads_the_backlog_before_the_service_ends(keys_file: Path, tmp_path: Path) -> None:
+    store = str(tmp_path / "events.duckdb")
+    service = Service(store, keys_file, tmp_path / "log")
+    with Traffic([service.url]) as traffic:
+        traffic.wait_for(100)
+        [loader] = children(service.process.pid)
+        os.kill(loader, signal.SIGSTOP)  # the engine falls behind: a backlog builds up
+        traffic.wait_for(len(traffic.acknowledged) + 400)
+        assert service.health()["log"]["backlog_events"] >= 400
+        service.process.terminate()  # SIGTERM while the loader is still behind
+        time.sleep(1)
+        os.kill(loader, signal.SIGCONT)
+        assert service.process.wait(60) == 0  # once the loader has drained the backlog
+    assert_stored_exactly_once(store, traffic)
