@@ -70,6 +70,7 @@ def stored_ids(store: EventStore) -> set[str]:
     return {str(row[0]) for row in store.query("SELECT event_id FROM {events}", {})}
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-framing")
 @pytest.mark.parametrize("kind", ["events", "batch body"])
 def test_a_record_round_trips_with_its_project_time_and_events(kind: str) -> None:
     events = [tool_call(1), tool_call(2)]
@@ -98,6 +99,7 @@ def test_appended_records_are_loaded_once_and_counted(tmp_path: Path, store: Eve
     log.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-framing")
 def test_a_torn_tail_is_cut_and_logged(
     tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -119,6 +121,7 @@ def test_a_torn_tail_is_cut_and_logged(
     reopened.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-framing")
 def test_a_corrupt_record_is_skipped_counted_and_logged(
     tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -140,6 +143,7 @@ def test_a_corrupt_record_is_skipped_counted_and_logged(
     reopened.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-framing")
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -166,6 +170,7 @@ def test_recovery_keeps_exactly_the_records_written_whole(tmp_path_factory: Any,
         log.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-disk-full")
 @pytest.mark.parametrize("call", ["write", "fsync"])
 def test_a_full_disk_fails_the_batch_and_keeps_what_was_acknowledged(
     tmp_path: Path, store: EventStore, call: str
@@ -197,6 +202,7 @@ def test_a_full_disk_fails_the_batch_and_keeps_what_was_acknowledged(
     log.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-bounded")
 def test_past_its_bound_the_log_refuses_more(tmp_path: Path, store: EventStore) -> None:
     batch = records(3)
     log = WriteAheadLog.open(tmp_path / "log", max_backlog_bytes=len(batch[0][0]) + 1)
@@ -235,6 +241,7 @@ def test_segments_rotate_and_loaded_ones_are_deleted(tmp_path: Path, store: Even
     reopened.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
 def test_a_crash_between_load_and_checkpoint_loads_again_but_stores_once(
     tmp_path: Path, store: EventStore
 ) -> None:
@@ -251,6 +258,7 @@ def test_a_crash_between_load_and_checkpoint_loads_again_but_stores_once(
     reopened.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
 def test_an_unreadable_checkpoint_replays_the_log(
     tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -266,6 +274,7 @@ def test_an_unreadable_checkpoint_replays_the_log(
     reopened.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
 def test_the_loader_never_reads_past_what_was_fsynced(tmp_path: Path, store: EventStore) -> None:
     """A batch written but whose fsync then fails is never acknowledged; a loader running at
     that moment must not store it: it reads up to the durable end the writer published."""
