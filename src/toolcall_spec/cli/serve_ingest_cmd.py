@@ -7,10 +7,13 @@ its key (``{"my-project": "a-long-random-key"}``); clients send ``Authorization:
 and their events are stored under that project. Loopback by default. Prints ``serving on URL``
 once the socket is bound (``--port 0`` picks a free one). Exit 2 when it cannot start.
 
-A batch is acknowledged once it is fsynced in the process's write-ahead log (``--log-dir``; for a
-DuckDB file ``FILE.ingest-log`` beside it by default; a ClickHouse store needs one named, one per
-process); a loader thread moves the log into the store. ``--no-log`` writes each group of batches
-to the store before answering instead (slower). On start the log is replayed.
+A batch is acknowledged once it is fsynced in the process's write-ahead log (``--log-dir``; for
+a DuckDB file ``FILE.ingest-log`` beside it by default; a ClickHouse store needs one named, one per
+process); a loader process (``toolcall_spec.analytics.store.loader``, the only process that opens
+the store) moves the log into the store. ``--workers N`` runs N endpoint processes on the port,
+each with its own log (``DIR/worker-K``), and one loader for them all. ``--no-log`` writes each
+group of batches to the store before answering instead (slower). On start the log is replayed;
+on SIGTERM the endpoint stops answering and the loader loads what is left (up to 10 s) first.
 """
 
 from __future__ import annotations
