@@ -115,6 +115,7 @@ def _package_overlay(folder: str) -> str:
 def docs(session: nox.Session) -> None:
     """Build the docs site strictly (a broken link or anchor fails the build)."""
     session.install("-e", ".[all,docs]")
+    _npm_ci(session)
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
 
 
@@ -125,8 +126,19 @@ def docs_check(session: nox.Session) -> None:
     requirement matrix, the tutorial and the diagrams (drawn by the npm mermaid that `npm ci`
     installs), and searches the site. Screenshots go to $TMPDIR/toolcall-spec-docs."""
     session.install("-e", ".[all,docs,test]")
+    _npm_ci(session)
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
     session.run("pytest", "-p", "no:randomly", "tests/docs/test_docs_browser.py", *session.posargs)
+
+
+def _npm_ci(session: nox.Session) -> None:
+    """The npm packages of package-lock.json (the docs' mermaid), as `npm ci` installs them;
+    npm itself comes from the system (Debian's `npm`), and its absence is a clear error."""
+    import shutil  # noqa: PLC0415
+
+    if shutil.which("npm") is None:
+        session.error("npm is not on PATH: install Node.js and npm (Debian: apt-get install npm)")
+    session.run("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts", external=True)
 
 
 @nox.session
