@@ -312,7 +312,7 @@ def _without_run_ids(text: str) -> str:
     return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z", "<time>", text)
 
 
-@pytest.mark.parametrize("command", ("validate", "classify", "metrics", "replay"))
+@pytest.mark.parametrize("command", ["validate", "classify", "metrics", "replay"])
 def test_a_pretty_printed_document_on_stdin_stays_one_document(command: str) -> None:
     document = json.loads(_jsonl_input(command).splitlines()[0])
     pretty = json.dumps(document, indent=2) + "\n"
@@ -322,10 +322,8 @@ def test_a_pretty_printed_document_on_stdin_stays_one_document(command: str) -> 
     assert from_stdin.stdout != flagged.stdout  # read as one document, not line by line
 
 
-@pytest.mark.parametrize("command", ("validate", "ingest", "metrics"))
-def test_several_documents_in_a_json_file_name_the_jsonl_flag(
-    command: str, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize("command", ["validate", "ingest", "metrics"])
+def test_several_documents_in_a_json_file_name_the_jsonl_flag(command: str, tmp_path: Path) -> None:
     events = tmp_path / "events.json"
     events.write_text(f"{EVENT_LINE}\n{EVENT_LINE}\n", encoding="utf-8")
     run = run_cli(command, events)
