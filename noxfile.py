@@ -38,12 +38,19 @@ def generate(session: nox.Session) -> None:
         session.run("datamodel-codegen", *selected, *session.posargs)
 
 
+PARALLEL = ("-n", "auto", "--dist", "loadscope")
+"""pytest-xdist: one worker per core; a module's tests stay on one worker, so a module-scoped
+fixture (a built wheel, a served host) is made once."""
+
+
 @nox.session
 def test(session: nox.Session) -> None:
-    """Install the package with every extra and run the test suite."""
+    """Install the package with every extra and run the test suite on every core, with the 25
+    slowest tests listed. Arguments go to pytest: ``nox -s test -- -m "not slow"`` is the quick
+    inner loop, ``nox -s test -- -n 0 tests/x.py`` one file in one process."""
     # docs: the tests of the docs build (tests/test_docs_*.py) render Markdown with it.
     session.install("-e", ".[all,test,docs]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *PARALLEL, "--durations=25", *session.posargs)
 
 
 @nox.session
