@@ -13,6 +13,10 @@ export interface Problem {
   message: string;
 }
 
+/** The deepest nesting of arrays and objects a valid document may have (the Python package's
+ * limit). */
+export declare const MAX_DEPTH: number;
+
 /** Every document kind. */
 export declare const KINDS: readonly Kind[];
 

@@ -39,15 +39,38 @@ function validatorOf(kind) {
   return compiled.get(kind);
 }
 
+/** The deepest nesting of arrays and objects a document may have (`[]` is 1 level, `[[]]` 2):
+ * the Python package's limit (toolcall_spec.validation.MAX_DEPTH), so both refuse the same. */
+export const MAX_DEPTH = 128;
+
+/** The path of the first array or object nested deeper than MAX_DEPTH, or null. Walked level by
+ * level without recursion, so any depth is safe. */
+function tooDeep(document) {
+  let level = [[document, []]];
+  for (let depth = 0; level.length > 0; depth += 1) {
+    const nested = [];
+    for (const [node, path] of level) {
+      if (node === null || typeof node !== "object") continue;
+      if (depth === MAX_DEPTH) return path;
+      const entries = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
+      for (const [key, value] of entries) nested.push([value, [...path, key]]);
+    }
+    level = nested;
+  }
+  return null;
+}
+
 /** Whether `document` is a valid document of `kind`. */
 export function isValid(document, kind) {
-  return validatorOf(kind)(document) === true;
+  return validatorOf(kind)(document) === true && tooDeep(document) === null;
 }
 
 /** Every problem of `document` as a document of `kind` (empty when valid), each with a path in
  * the `tasks[0].fixtures.toolResponses[0].isError` form. */
 export function validate(document, kind) {
   const check = validatorOf(kind);
+  const deep = tooDeep(document);
+  if (deep !== null) return [{ path: formatPath(deep), message: `nested deeper than ${MAX_DEPTH} levels, this package's limit` }];
   if (check(document)) return [];
   return check.errors.map((error) => ({
     path: formatPath(pointerParts(error.instancePath, document)),

@@ -31,119 +31,81 @@ export type AgentsFamily = RecordLifetime & {
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  profile?: {
-    [k: string]: unknown | undefined;
-  };
+  profile?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  modelClasses?: {
-    [k: string]: unknown | undefined;
-  };
+  modelClasses?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  orchestratorPattern?: {
-    [k: string]: unknown | undefined;
-  };
+  orchestratorPattern?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  memoryBackends?: {
-    [k: string]: unknown | undefined;
-  };
+  memoryBackends?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  memoryConsolidation?: {
-    [k: string]: unknown | undefined;
-  };
+  memoryConsolidation?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  commitments?: {
-    [k: string]: unknown | undefined;
-  };
+  commitments?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  orchestrator?: {
-    [k: string]: unknown | undefined;
-  };
+  orchestrator?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  dispatch?: {
-    [k: string]: unknown | undefined;
-  };
+  dispatch?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  manifestRuntime?: {
-    [k: string]: unknown | undefined;
-  };
+  manifestRuntime?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  liveRuntime?: {
-    [k: string]: unknown | undefined;
-  };
+  liveRuntime?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  deployment?: {
-    [k: string]: unknown | undefined;
-  };
+  deployment?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  roster?: {
-    [k: string]: unknown | undefined;
-  };
+  roster?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  orgChart?: {
-    [k: string]: unknown | undefined;
-  };
+  orgChart?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  dispatchMapping?: {
-    [k: string]: unknown | undefined;
-  };
+  dispatchMapping?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  reasoning?: {
-    [k: string]: unknown | undefined;
-  };
+  reasoning?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  subRunAttestation?: {
-    [k: string]: unknown | undefined;
-  };
+  subRunAttestation?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  proposals?: {
-    [k: string]: unknown | undefined;
-  };
+  proposals?: unknown;
   /**
    * An OpenWOP v2 `agents` facet this package does not interpret; left unchecked.
    */
-  goals?: {
-    [k: string]: unknown | undefined;
-  };
+  goals?: unknown;
   evalSuite?: EvalSuiteCapability;
 };
 /**
  * A `stable` record has no `until`; an `experimental` or `deprecated` one must say `until` when it ends.
  */
-export type RecordLifetime = {
-  [k: string]: unknown | undefined;
-};
+export type RecordLifetime = unknown;
 export type CapabilityStatus = "stable" | "experimental" | "deprecated";
 /**
  * How an outside party can check the claim.
@@ -336,47 +298,6 @@ export type RunId = string;
  */
 export type AuthorId = string;
 /**
- * One event of a run's append-only event log (OpenWOP v2 envelope, closed). The payload of the types this package knows is checked against its schema; other registered and vendor types keep an open object payload.
- */
-export type RunEvent = {
-  /**
-   * Unique id of the event, host-minted and opaque.
-   */
-  eventId: EventId;
-  /**
-   * The run the event belongs to, `<tenantId>/<opaque>`.
-   */
-  runId: RunId;
-  /**
-   * The node a node-scoped event belongs to.
-   */
-  nodeId?: AuthorId;
-  /**
-   * A registered OpenWOP v2 event type (kebab-case, e.g. `agent.tool-returned`) or a vendor type `<org>.<name>` whose first segment is neither `openwop` nor a registered domain (e.g. `toolcall-spec.eval.task-failed`).
-   */
-  type: RegisteredEventType | VendorEventType;
-  /**
-   * The event's payload; see the per-type schemas.
-   */
-  payload: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * When the event was appended.
-   */
-  timestamp: Timestamp;
-  /**
-   * The one ordering field; the first event is 0.
-   */
-  sequence: number;
-  schemaVersion: number;
-  engineVersion?: number;
-  /**
-   * The eventId of the event that caused this one.
-   */
-  causationId?: EventId;
-};
-/**
  * A host-minted opaque event id: 16 to 128 characters of `A-Z a-z 0-9 . _ ~ -`.
  */
 export type EventId = string;
@@ -510,9 +431,7 @@ export type ContentBlock = TextContent | ImageContent | AudioContent | ResourceL
 /**
  * Text (`text`) or binary (`blob`, base64) contents of a resource: exactly one of the two.
  */
-export type ResourceContents = {
-  [k: string]: unknown | undefined;
-} & {
+export type ResourceContents = unknown & {
   uri: string;
   mimeType?: string;
   text?: string;
@@ -539,143 +458,6 @@ export type WorkspaceId = string;
  * Issuer-scoped, opaque, never personal data.
  */
 export type SubjectId = string;
-/**
- * The subject that owns a run. An anonymous subject is on the anonymous lane and only there.
- */
-export type Subject = {
-  /**
-   * The trust root that vouches for the subject.
-   */
-  issuer: string;
-  subjectId: SubjectId;
-  tenant: TenantId;
-  /**
-   * How the subject authenticated.
-   */
-  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
-  kind: "user" | "agent" | "anonymous" | "workload";
-  /**
-   * Required on the `saml` and `scim` lanes, absent on every other lane.
-   */
-  keyClass?: "opaque-idp" | "configured-immutable";
-  /**
-   * Who acts on the subject's behalf; the chain is at most four actors deep.
-   */
-  actor?: Actor1;
-};
-/**
- * The first actor of a subject's chain.
- */
-export type Actor1 = {
-  /**
-   * The trust root that vouches for the subject.
-   */
-  issuer: string;
-  subjectId: SubjectId;
-  tenant: TenantId;
-  /**
-   * How the subject authenticated.
-   */
-  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
-  kind: "user" | "agent" | "anonymous" | "workload";
-  /**
-   * Required on the `saml` and `scim` lanes, absent on every other lane.
-   */
-  keyClass?: "opaque-idp" | "configured-immutable";
-  /**
-   * Who acts on the subject's behalf; the chain is at most four actors deep.
-   */
-  actor?: Actor2;
-};
-/**
- * The second actor of a subject's chain.
- */
-export type Actor2 = {
-  /**
-   * The trust root that vouches for the subject.
-   */
-  issuer: string;
-  subjectId: SubjectId;
-  tenant: TenantId;
-  /**
-   * How the subject authenticated.
-   */
-  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
-  kind: "user" | "agent" | "anonymous" | "workload";
-  /**
-   * Required on the `saml` and `scim` lanes, absent on every other lane.
-   */
-  keyClass?: "opaque-idp" | "configured-immutable";
-  /**
-   * Who acts on the subject's behalf; the chain is at most four actors deep.
-   */
-  actor?: Actor3;
-};
-/**
- * The third actor of a subject's chain.
- */
-export type Actor3 = {
-  /**
-   * The trust root that vouches for the subject.
-   */
-  issuer: string;
-  subjectId: SubjectId;
-  tenant: TenantId;
-  /**
-   * How the subject authenticated.
-   */
-  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
-  kind: "user" | "agent" | "anonymous" | "workload";
-  /**
-   * Required on the `saml` and `scim` lanes, absent on every other lane.
-   */
-  keyClass?: "opaque-idp" | "configured-immutable";
-  /**
-   * Who acts on the subject's behalf; the chain is at most four actors deep.
-   */
-  actor?: Actor4;
-};
-/**
- * The fourth and last actor of a subject's chain.
- */
-export type Actor4 = {
-  /**
-   * The trust root that vouches for the subject.
-   */
-  issuer: string;
-  subjectId: SubjectId;
-  tenant: TenantId;
-  /**
-   * How the subject authenticated.
-   */
-  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
-  kind: "user" | "agent" | "anonymous" | "workload";
-  /**
-   * Required on the `saml` and `scim` lanes, absent on every other lane.
-   */
-  keyClass?: "opaque-idp" | "configured-immutable";
-};
-/**
- * Payload of `agent.tool-returned`. A failed call carries `error` and no `outcome`; `error` and `outcome` never appear together.
- */
-export type AgentToolReturned = {
-  agentId: AuthorId;
-  toolName: string;
-  callId: string;
-  /**
-   * The tool result of a successful call.
-   */
-  outcome?: {
-    [k: string]: unknown | undefined;
-  };
-  error?: ErrorObject;
-  /**
-   * Only when the host advertises `toolHooks.prePostEvents`.
-   */
-  status?: "ok" | "error" | "forbidden" | "rate_limited";
-  durationMs?: number;
-  causationHostId?: string;
-};
 
 /**
  * The generated types: `Documents` by kind, `Definitions` by title.
@@ -871,51 +653,35 @@ export interface DiscoveryDocument {
   /**
    * OpenWOP v2 metadata member `configurable`; this package does not interpret it and leaves it unchecked.
    */
-  configurable?: {
-    [k: string]: unknown | undefined;
-  };
+  configurable?: unknown;
   /**
    * OpenWOP v2 metadata member `observability`; this package does not interpret it and leaves it unchecked.
    */
-  observability?: {
-    [k: string]: unknown | undefined;
-  };
+  observability?: unknown;
   /**
    * OpenWOP v2 metadata member `minClientVersion`; this package does not interpret it and leaves it unchecked.
    */
-  minClientVersion?: {
-    [k: string]: unknown | undefined;
-  };
+  minClientVersion?: unknown;
   /**
    * OpenWOP v2 metadata member `runtimeCapabilities`; this package does not interpret it and leaves it unchecked.
    */
-  runtimeCapabilities?: {
-    [k: string]: unknown | undefined;
-  };
+  runtimeCapabilities?: unknown;
   /**
    * OpenWOP v2 metadata member `testing`; this package does not interpret it and leaves it unchecked.
    */
-  testing?: {
-    [k: string]: unknown | undefined;
-  };
+  testing?: unknown;
   /**
    * OpenWOP v2 metadata member `compliance`; this package does not interpret it and leaves it unchecked.
    */
-  compliance?: {
-    [k: string]: unknown | undefined;
-  };
+  compliance?: unknown;
   /**
    * OpenWOP v2 metadata member `signingKeys`; this package does not interpret it and leaves it unchecked.
    */
-  signingKeys?: {
-    [k: string]: unknown | undefined;
-  };
+  signingKeys?: unknown;
   /**
    * OpenWOP v2 metadata member `discovery`; this package does not interpret it and leaves it unchecked.
    */
-  discovery?: {
-    [k: string]: unknown | undefined;
-  };
+  discovery?: unknown;
   agents?: AgentsFamily;
   toolHooks?: ToolHooksFamily;
   supportedEnvelopes?: CapabilityRecord;
@@ -1125,6 +891,47 @@ export interface SafetyFinding {
   severity: "low" | "medium" | "high" | "critical";
 }
 /**
+ * One event of a run's append-only event log (OpenWOP v2 envelope, closed). The payload of the types this package knows is checked against its schema; other registered and vendor types keep an open object payload.
+ */
+export interface RunEvent {
+  /**
+   * Unique id of the event, host-minted and opaque.
+   */
+  eventId: EventId;
+  /**
+   * The run the event belongs to, `<tenantId>/<opaque>`.
+   */
+  runId: RunId;
+  /**
+   * The node a node-scoped event belongs to.
+   */
+  nodeId?: AuthorId;
+  /**
+   * A registered OpenWOP v2 event type (kebab-case, e.g. `agent.tool-returned`) or a vendor type `<org>.<name>` whose first segment is neither `openwop` nor a registered domain (e.g. `toolcall-spec.eval.task-failed`).
+   */
+  type: RegisteredEventType | VendorEventType;
+  /**
+   * The event's payload; see the per-type schemas.
+   */
+  payload: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * When the event was appended.
+   */
+  timestamp: Timestamp;
+  /**
+   * The one ordering field; the first event is 0.
+   */
+  sequence: number;
+  schemaVersion: number;
+  engineVersion?: number;
+  /**
+   * The eventId of the event that caused this one.
+   */
+  causationId?: EventId;
+}
+/**
  * An MCP `tools/call` result. The result is a tool error exactly when `isError` is the JSON boolean `true`. Like MCP's own schema, result and content objects stay open to members added by later protocol versions.
  */
 export interface CallToolResult {
@@ -1261,9 +1068,7 @@ export interface EvalTask {
   /**
    * The agent's input, opaque to the suite.
    */
-  input: {
-    [k: string]: unknown | undefined;
-  };
+  input: unknown;
   expected: Expected;
   fixtures?: Fixtures;
 }
@@ -1286,9 +1091,7 @@ export interface Match {
   /**
    * The expected value.
    */
-  value: {
-    [k: string]: unknown | undefined;
-  };
+  value: unknown;
 }
 export interface RubricCriterion {
   criterion: string;
@@ -1334,9 +1137,7 @@ export interface ToolResponse {
   /**
    * The recorded payload, opaque. With `isError: true` it is the error payload the failing tool returned.
    */
-  response?: {
-    [k: string]: unknown | undefined;
-  };
+  response?: unknown;
   /**
    * `true` records a failed call: the host serves it as a tool error and records `agent.tool-returned` with `error` and no `outcome`. Only the JSON boolean `true` counts.
    */
@@ -1417,6 +1218,122 @@ export interface Owner {
   subject: Subject;
 }
 /**
+ * The subject that owns a run. An anonymous subject is on the anonymous lane and only there.
+ */
+export interface Subject {
+  /**
+   * The trust root that vouches for the subject.
+   */
+  issuer: string;
+  subjectId: SubjectId;
+  tenant: TenantId;
+  /**
+   * How the subject authenticated.
+   */
+  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
+  kind: "user" | "agent" | "anonymous" | "workload";
+  /**
+   * Required on the `saml` and `scim` lanes, absent on every other lane.
+   */
+  keyClass?: "opaque-idp" | "configured-immutable";
+  /**
+   * Who acts on the subject's behalf; the chain is at most four actors deep.
+   */
+  actor?: Actor1;
+}
+/**
+ * The first actor of a subject's chain.
+ */
+export interface Actor1 {
+  /**
+   * The trust root that vouches for the subject.
+   */
+  issuer: string;
+  subjectId: SubjectId;
+  tenant: TenantId;
+  /**
+   * How the subject authenticated.
+   */
+  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
+  kind: "user" | "agent" | "anonymous" | "workload";
+  /**
+   * Required on the `saml` and `scim` lanes, absent on every other lane.
+   */
+  keyClass?: "opaque-idp" | "configured-immutable";
+  /**
+   * Who acts on the subject's behalf; the chain is at most four actors deep.
+   */
+  actor?: Actor2;
+}
+/**
+ * The second actor of a subject's chain.
+ */
+export interface Actor2 {
+  /**
+   * The trust root that vouches for the subject.
+   */
+  issuer: string;
+  subjectId: SubjectId;
+  tenant: TenantId;
+  /**
+   * How the subject authenticated.
+   */
+  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
+  kind: "user" | "agent" | "anonymous" | "workload";
+  /**
+   * Required on the `saml` and `scim` lanes, absent on every other lane.
+   */
+  keyClass?: "opaque-idp" | "configured-immutable";
+  /**
+   * Who acts on the subject's behalf; the chain is at most four actors deep.
+   */
+  actor?: Actor3;
+}
+/**
+ * The third actor of a subject's chain.
+ */
+export interface Actor3 {
+  /**
+   * The trust root that vouches for the subject.
+   */
+  issuer: string;
+  subjectId: SubjectId;
+  tenant: TenantId;
+  /**
+   * How the subject authenticated.
+   */
+  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
+  kind: "user" | "agent" | "anonymous" | "workload";
+  /**
+   * Required on the `saml` and `scim` lanes, absent on every other lane.
+   */
+  keyClass?: "opaque-idp" | "configured-immutable";
+  /**
+   * Who acts on the subject's behalf; the chain is at most four actors deep.
+   */
+  actor?: Actor4;
+}
+/**
+ * The fourth and last actor of a subject's chain.
+ */
+export interface Actor4 {
+  /**
+   * The trust root that vouches for the subject.
+   */
+  issuer: string;
+  subjectId: SubjectId;
+  tenant: TenantId;
+  /**
+   * How the subject authenticated.
+   */
+  lane: "api-key" | "oauth2" | "oidc" | "mtls" | "saml" | "scim" | "ldap" | "workload" | "session" | "anonymous";
+  kind: "user" | "agent" | "anonymous" | "workload";
+  /**
+   * Required on the `saml` and `scim` lanes, absent on every other lane.
+   */
+  keyClass?: "opaque-idp" | "configured-immutable";
+}
+/**
  * An error carried on an event: a registered or vendor code and a short message.
  */
 export interface ErrorObject {
@@ -1485,9 +1402,7 @@ export interface AgentToolCalled {
   /**
    * The call's arguments.
    */
-  inputs?: {
-    [k: string]: unknown | undefined;
-  };
+  inputs?: unknown;
   /**
    * SHA-256 of the RFC 8785 canonical JSON of the arguments (tool hooks); this package writes it as 64 lowercase hex digits.
    */
@@ -1497,6 +1412,25 @@ export interface AgentToolCalled {
    */
   principal?: string;
   transport?: "mcp" | "http" | "native";
+  causationHostId?: string;
+}
+/**
+ * Payload of `agent.tool-returned`. A failed call carries `error` and no `outcome`; `error` and `outcome` never appear together.
+ */
+export interface AgentToolReturned {
+  agentId: AuthorId;
+  toolName: string;
+  callId: string;
+  /**
+   * The tool result of a successful call.
+   */
+  outcome?: unknown;
+  error?: ErrorObject;
+  /**
+   * Only when the host advertises `toolHooks.prePostEvents`.
+   */
+  status?: "ok" | "error" | "forbidden" | "rate_limited";
+  durationMs?: number;
   causationHostId?: string;
 }
 /**

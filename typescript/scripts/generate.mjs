@@ -52,23 +52,45 @@ function schemaFiles(folder) {
   });
 }
 
-/** A `$ref` with sibling keywords becomes `allOf: [{$ref}]` beside them (the same in draft
- * 2020-12): the $ref parser would otherwise merge the siblings into a copy of the target, and
- * each copy becomes a numbered duplicate type (`EventId1`). */
-function siblingsBesideRef(node) {
-  if (Array.isArray(node)) return node.map(siblingsBesideRef);
-  if (node === null || typeof node !== "object") return node;
-  const out = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, siblingsBesideRef(v)]));
-  if (typeof out.$ref !== "string" || Object.keys(out).length === 1) return out;
-  const { $ref, ...siblings } = out;
-  return { ...siblings, allOf: [...(siblings.allOf ?? []), { $ref }] };
+const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "dependentSchemas"];
+const SCHEMA_LISTS = ["allOf", "anyOf", "oneOf", "prefixItems"];
+const SCHEMA_VALUES = ["items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"];
+const SHAPING = ["type", "$ref", "enum", "const", "properties", "patternProperties", "items", "prefixItems", "additionalProperties", "allOf", "anyOf", "oneOf"];
+
+/** A schema made ready for the generator, the same in meaning:
+ * - a `$ref` with sibling keywords becomes `allOf: [{$ref}]` beside them (the same in draft
+ *   2020-12): the $ref parser would otherwise merge the siblings into a copy of the target, and
+ *   each copy becomes a numbered duplicate type (`EventId1`);
+ * - an allOf member that constrains no shape (only if/then or not) is left out: it adds nothing
+ *   TypeScript can say (the validator checks it);
+ * - a schema that constrains no shape (`{"description": ...}`: any JSON value) is `unknown`: the
+ *   generator would make it an object, and refuse a valid `"value": "Paris"`. */
+function prepared(schema) {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
+  const out = { ...schema };
+  for (const key of SCHEMA_MAPS) {
+    if (out[key] && typeof out[key] === "object") {
+      out[key] = Object.fromEntries(Object.entries(out[key]).map(([name, value]) => [name, prepared(value)]));
+    }
+  }
+  for (const key of SCHEMA_LISTS) if (Array.isArray(out[key])) out[key] = out[key].map(prepared);
+  // An allOf member that constrains no shape (if/then, not) adds nothing TypeScript can say.
+  if (Array.isArray(out.allOf)) out.allOf = out.allOf.filter((member) => member.tsType !== "unknown");
+  if (out.allOf?.length === 0) delete out.allOf;
+  for (const key of SCHEMA_VALUES) if (key in out) out[key] = prepared(out[key]);
+  if (typeof out.$ref === "string" && Object.keys(out).length > 1) {
+    const { $ref, ...siblings } = out;
+    return { ...siblings, allOf: [...(siblings.allOf ?? []), { $ref }] };
+  }
+  if (!SHAPING.some((key) => key in out)) out.tsType = "unknown";
+  return out;
 }
 
 function schemasById() {
   const byId = new Map();
   for (const path of schemaFiles(SCHEMAS).sort()) {
     const schema = JSON.parse(readFileSync(path, "utf8"));
-    byId.set(schema.$id, { path: relative(SCHEMAS, path).split("\\").join("/"), schema: siblingsBesideRef(schema) });
+    byId.set(schema.$id, { path: relative(SCHEMAS, path).split("\\").join("/"), schema: prepared(schema) });
   }
   return byId;
 }
