@@ -77,7 +77,8 @@ class NodeJudge:
     def judge(self, kind: str, document: Any) -> dict[str, Any]:
         """``{"valid", "toolError", "problems"}`` of ``document`` as a ``kind``."""
         stdin, stdout = self._process.stdin, self._process.stdout
-        assert stdin is not None and stdout is not None
+        assert stdin is not None
+        assert stdout is not None
         stdin.write(json.dumps({"kind": kind, "document": document}) + "\n")
         stdin.flush()
         # One answer per line sent, read before the next is sent: nothing waits in the
