@@ -31,11 +31,25 @@ the TypedDicts (its profile ``typed``: generated/typed)."""
 @nox.session
 def generate(session: nox.Session) -> None:
     """Regenerate generated/ from schemas/: every run of GENERATED_PROFILES, each with the
-    session's arguments (``-- --check`` checks each for drift, and fails on the first)."""
+    session's arguments (``-- --check`` checks each for drift, and fails on the first), then the
+    TypeScript (generated/typescript, checked the same way)."""
     session.install(GENERATOR)
     for profile in GENERATED_PROFILES:
         selected = () if profile is None else ("--profile", profile)
         session.run("datamodel-codegen", *selected, *session.posargs)
+    _generate_typescript(session)
+
+
+def _generate_typescript(session: nox.Session) -> None:
+    """generated/typescript: the types by json-schema-to-typescript and the bundled schemas by
+    `toolcall-spec schema --bundle` (typescript/scripts/generate.mjs). The generator is pinned in
+    typescript/package-lock.json and installed from it by `npm ci`; the package itself is
+    installed for its bundler. ``-- --check`` fails on drift."""
+    session.install("-e", ".")
+    with session.chdir("typescript"):
+        session.run("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts", external=True)
+    check = ("--check",) if "--check" in session.posargs else ()
+    session.run("node", "typescript/scripts/generate.mjs", *check, external=True)
 
 
 PARALLEL = ("-n", "auto", "--dist", "loadscope")
