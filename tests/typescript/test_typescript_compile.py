@@ -98,6 +98,7 @@ def test_a_document_of_the_wrong_kind_does_not_type_check(tmp_path: Path) -> Non
     assert compile_errors(source) != []
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.suite.is-error-boolean")
 def test_each_expected_error_in_the_wrong_documents_is_needed() -> None:
     # tsc fails on an unused @ts-expect-error (TS2578), so a clean run means every marked line
     # is an error TypeScript reports.

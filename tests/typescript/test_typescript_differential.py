@@ -57,6 +57,7 @@ def disagreement(judge: NodeJudge, kind: Kind, document: Any) -> str | None:
 
 
 @pytest.mark.slow
+@pytest.mark.requirement("toolcall-spec.requirement.schemas.models-agree")
 @pytest.mark.parametrize("kind", KINDS)
 @DIFFERENTIAL
 @given(data=st.data())
@@ -69,6 +70,7 @@ def test_python_and_javascript_return_the_same_verdict(
     assert disagreement(node_judge, kind, mutated) is None
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.core.only-literal-true")
 @settings(max_examples=300, deadline=None)
 @given(
     result=st.fixed_dictionaries(
