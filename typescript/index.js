@@ -72,10 +72,21 @@ export function validate(document, kind) {
   const deep = tooDeep(document);
   if (deep !== null) return [{ path: formatPath(deep), message: `nested deeper than ${MAX_DEPTH} levels, this package's limit` }];
   if (check(document)) return [];
-  return check.errors.map((error) => ({
+  return reported(check.errors).map((error) => ({
     path: formatPath(pointerParts(error.instancePath, document)),
     message: messageOf(error),
   }));
+}
+
+/** ajv's errors as the Python validator reports them (the same paths, one problem each):
+ * - a failed `then` or `else` is reported by ajv twice, as the member's own error and as an `if`
+ *   error ("must match \"then\" schema") at the object: the first says where and what;
+ * - a failed `anyOf` or `oneOf` is one problem at the value (no branch fitted): ajv also lists
+ *   why each branch did not, which says nothing about which branch was meant. */
+function reported(errors) {
+  const alternatives = errors.filter((error) => error.keyword === "anyOf" || error.keyword === "oneOf");
+  const inBranch = (error) => alternatives.some((alt) => error.schemaPath.startsWith(`${alt.schemaPath}/`));
+  return errors.filter((error) => error.keyword !== "if" && !inBranch(error));
 }
 
 function messageOf(error) {

@@ -1,7 +1,8 @@
 """The Python verdict (``toolcall_spec.validate``: jsonschema-rs) and the JavaScript verdict
 (@toolcall-spec/schemas: ajv, draft 2020-12, ajv-formats) are equal on every document the
 strategies draw: for each kind, valid documents and a near miss of each, sent as JSON lines to one
-long-lived node process. The one rule is checked the same way: ``isToolError`` agrees with
+long-lived node process; on an invalid document both name the same paths. The one rule is checked
+the same way: ``isToolError`` agrees with
 ``toolcall_spec.rules.is_tool_error`` on every document.
 
 The documented differences (docs/typescript.md, "Where the two validators differ") are pinned in
@@ -48,9 +49,12 @@ def disagreement(judge: NodeJudge, kind: Kind, document: Any) -> str | None:
     theirs = judge.judge(kind, document)
     if structure_problems(document):
         return None if not mine else "Python accepted a document past its structure limits"
+    problems = [p for p in validate(document, kind) if p.severity == "error"]
     if theirs["valid"] != mine:
-        problems = [str(p) for p in validate(document, kind)]
-        return f"Python valid={mine} {problems}; ajv valid={theirs['valid']} {theirs['problems']}"
+        listed = [str(p) for p in problems]
+        return f"Python valid={mine} {listed}; ajv valid={theirs['valid']} {theirs['problems']}"
+    if {p.path for p in problems} != {p["path"] for p in theirs["problems"]}:
+        return f"paths differ: Python {problems}; ajv {theirs['problems']}"
     if theirs["toolError"] != is_tool_error(document):
         return f"isToolError={theirs['toolError']}, is_tool_error={is_tool_error(document)}"
     return None
