@@ -429,19 +429,6 @@ export type RegisteredEventType =
 export type VendorEventType = string;
 export type ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource;
 /**
- * Text (`text`) or binary (`blob`, base64) contents of a resource: exactly one of the two.
- */
-export type ResourceContents = unknown & {
-  uri: string;
-  mimeType?: string;
-  text?: string;
-  blob?: string;
-  _meta?: {
-    [k: string]: unknown | undefined;
-  };
-  [k: string]: unknown | undefined;
-};
-/**
  * A model class a suite may be run against.
  */
 export type ModelClass = "reasoning" | "writing" | "coding" | "research" | "classification" | "general";
@@ -1013,6 +1000,19 @@ export interface EmbeddedResource {
   type: "resource";
   resource: ResourceContents;
   annotations?: Annotations;
+  _meta?: {
+    [k: string]: unknown | undefined;
+  };
+  [k: string]: unknown | undefined;
+}
+/**
+ * Text (`text`) or binary (`blob`, base64) contents of a resource: exactly one of the two.
+ */
+export interface ResourceContents {
+  uri: string;
+  mimeType?: string;
+  text?: string;
+  blob?: string;
   _meta?: {
     [k: string]: unknown | undefined;
   };

@@ -226,6 +226,16 @@ VALIDATOR_ONLY = [
         ),
     ),
     ("payload by event type", "run-event", "RunEvent", tool_returned({"agentId": "a"})),
+    (
+        "exactly one of text and blob (oneOf)",
+        "call-tool-result",
+        "CallToolResult",
+        {
+            "content": [
+                {"type": "resource", "resource": {"uri": "file:///a", "text": "t", "blob": "AA=="}}
+            ]
+        },
+    ),
 ]
 
 

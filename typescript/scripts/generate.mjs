@@ -61,8 +61,9 @@ const SHAPING = ["type", "$ref", "enum", "const", "properties", "patternProperti
  * - a `$ref` with sibling keywords becomes `allOf: [{$ref}]` beside them (the same in draft
  *   2020-12): the $ref parser would otherwise merge the siblings into a copy of the target, and
  *   each copy becomes a numbered duplicate type (`EventId1`);
- * - an allOf member that constrains no shape (only if/then or not) is left out: it adds nothing
- *   TypeScript can say (the validator checks it);
+ * - an allOf member that constrains no shape (only if/then or not) is left out, and so are anyOf
+ *   and oneOf when none of their members constrains one: they add nothing TypeScript can say
+ *   (the validator checks them);
  * - a schema that constrains no shape (`{"description": ...}`: any JSON value) is `unknown`: the
  *   generator would make it an object, and refuse a valid `"value": "Paris"`. */
 function prepared(schema) {
@@ -77,6 +78,11 @@ function prepared(schema) {
   // An allOf member that constrains no shape (if/then, not) adds nothing TypeScript can say.
   if (Array.isArray(out.allOf)) out.allOf = out.allOf.filter((member) => member.tsType !== "unknown");
   if (out.allOf?.length === 0) delete out.allOf;
+  // Alternatives none of which constrains a shape (`oneOf: [{required: [text]}, {required:
+  // [blob]}]`) are all `unknown` to TypeScript; the validator checks them.
+  for (const key of ["anyOf", "oneOf"]) {
+    if (Array.isArray(out[key]) && out[key].every((member) => member.tsType === "unknown")) delete out[key];
+  }
   for (const key of SCHEMA_VALUES) if (key in out) out[key] = prepared(out[key]);
   if (typeof out.$ref === "string" && Object.keys(out).length > 1) {
     const { $ref, ...siblings } = out;
