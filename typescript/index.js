@@ -24,10 +24,10 @@ export const KINDS = Object.freeze(Object.keys(MANIFEST));
  * prints it. */
 export const SCHEMAS = Object.freeze(Object.fromEntries(KINDS.map((kind) => [kind, readJson(MANIFEST[kind].schema)])));
 
-// strict: false: the schemas use keywords ajv's strict mode flags though draft 2020-12 allows them
-// (if/then without a type beside them, `$comment`, descriptions on `$ref`s). allErrors: every
-// problem of a document, as the Python validator reports them.
-const ajv = new Ajv2020({ strict: false, allErrors: true });
+// Strict mode, but for strictRequired: the schemas' `then` and `oneOf` branches require members
+// that the object around them defines (`then: {required: ["error_category"]}`), which draft
+// 2020-12 allows. allErrors: every problem of a document, as the Python validator reports them.
+const ajv = new Ajv2020({ strict: true, strictRequired: false, allErrors: true });
 addFormats(ajv);
 const compiled = new Map();
 
@@ -43,34 +43,47 @@ function validatorOf(kind) {
  * the Python package's limit (toolcall_spec.validation.MAX_DEPTH), so both refuse the same. */
 export const MAX_DEPTH = 128;
 
-/** The path of the first array or object nested deeper than MAX_DEPTH, or null. Walked level by
- * level without recursion, so any depth is safe. */
+/** Whether an array or object is nested deeper than MAX_DEPTH. Walked level by level without
+ * recursion, so any depth is safe; no paths are built (every valid document pays for this). */
 function tooDeep(document) {
-  let level = [[document, []]];
+  let level = [document];
   for (let depth = 0; level.length > 0; depth += 1) {
     const nested = [];
-    for (const [node, path] of level) {
+    for (const node of level) {
       if (node === null || typeof node !== "object") continue;
-      if (depth === MAX_DEPTH) return path;
-      const entries = Array.isArray(node) ? node.map((v, i) => [i, v]) : Object.entries(node);
-      for (const [key, value] of entries) nested.push([value, [...path, key]]);
+      if (depth === MAX_DEPTH) return true;
+      for (const value of Array.isArray(node) ? node : Object.values(node)) nested.push(value);
     }
     level = nested;
   }
-  return null;
+  return false;
+}
+
+/** The path of the first array or object nested deeper than MAX_DEPTH (document order). */
+function firstTooDeep(document) {
+  const stack = [[document, 0, []]];
+  while (stack.length > 0) {
+    const [node, depth, path] = stack.pop();
+    if (node === null || typeof node !== "object") continue;
+    if (depth === MAX_DEPTH) return path;
+    const entries = Array.isArray(node) ? node.map((value, index) => [index, value]) : Object.entries(node);
+    for (const [key, value] of entries.reverse()) stack.push([value, depth + 1, [...path, key]]);
+  }
+  return [];
 }
 
 /** Whether `document` is a valid document of `kind`. */
 export function isValid(document, kind) {
-  return validatorOf(kind)(document) === true && tooDeep(document) === null;
+  return validatorOf(kind)(document) === true && !tooDeep(document);
 }
 
 /** Every problem of `document` as a document of `kind` (empty when valid), each with a path in
  * the `tasks[0].fixtures.toolResponses[0].isError` form. */
 export function validate(document, kind) {
   const check = validatorOf(kind);
-  const deep = tooDeep(document);
-  if (deep !== null) return [{ path: formatPath(deep), message: `nested deeper than ${MAX_DEPTH} levels, this package's limit` }];
+  if (tooDeep(document)) {
+    return [{ path: formatPath(firstTooDeep(document)), message: `nested deeper than ${MAX_DEPTH} levels, this package's limit` }];
+  }
   if (check(document)) return [];
   return reported(check.errors).map((error) => ({
     path: formatPath(pointerParts(error.instancePath, document)),
