@@ -68,6 +68,8 @@ def disagreement(judge: NodeJudge, kind: Kind, document: Any) -> str | None:
 def test_python_and_javascript_return_the_same_verdict(
     node_judge: NodeJudge, kind: Kind, data: st.DataObject
 ) -> None:
+    """500 documents per kind (a few seconds each): the comparison is only as good as the number
+    of generated documents it sees."""
     document = data.draw(valid_documents(kind), label="valid document")
     assert disagreement(node_judge, kind, document) is None
     mutated = data.draw(near_misses_of(kind, document), label="near miss")

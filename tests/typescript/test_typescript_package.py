@@ -86,6 +86,8 @@ def app(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_pages_javascript_example_runs_under_node_test(app: Path) -> None:
+    """Slow (about 20 s with its fixtures): `npm pack`, then `npm install` of the tarball and the
+    MCP SDK into a fresh project, as a user does; the tests of this module share them."""
     result = run([tool("node"), "--test", "tool-calls.test.mjs"], cwd=app, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"^# pass 3$", result.stdout, re.MULTILINE), result.stdout
