@@ -31,11 +31,24 @@ the TypedDicts (its profile ``typed``: generated/typed)."""
 @nox.session
 def generate(session: nox.Session) -> None:
     """Regenerate generated/ from schemas/: every run of GENERATED_PROFILES, each with the
-    session's arguments (``-- --check`` checks each for drift, and fails on the first)."""
+    session's arguments (``-- --check`` checks each for drift, and fails on the first), then the
+    TypeScript (generated/typescript, checked the same way)."""
     session.install(GENERATOR)
     for profile in GENERATED_PROFILES:
         selected = () if profile is None else ("--profile", profile)
         session.run("datamodel-codegen", *selected, *session.posargs)
+    _generate_typescript(session)
+
+
+def _generate_typescript(session: nox.Session) -> None:
+    """generated/typescript: the types by json-schema-to-typescript and the bundled schemas by
+    `toolcall-spec schema --bundle` (typescript/scripts/generate.mjs). The generator is pinned in
+    typescript/package-lock.json and installed from it by `npm ci`; the package itself is
+    installed for its bundler. ``-- --check`` fails on drift."""
+    session.install("-e", ".")
+    _npm_ci(session, "typescript")
+    check = ("--check",) if "--check" in session.posargs else ()
+    session.run("node", "typescript/scripts/generate.mjs", *check, external=True)
 
 
 PARALLEL = ("-n", "auto", "--dist", "loadscope")
@@ -50,6 +63,12 @@ def test(session: nox.Session) -> None:
     inner loop, ``nox -s test -- -n 0 tests/x.py`` one file in one process."""
     # docs: the tests of the docs build (tests/test_docs_*.py) render Markdown with it.
     session.install("-e", ".[all,test,docs]")
+    # The TypeScript package's npm packages for tests/typescript/, where npm is installed: without
+    # it those tests skip, and fail under CI (tests/support/node.py).
+    import shutil  # noqa: PLC0415
+
+    if shutil.which("npm") is not None:
+        _npm_ci(session, "typescript")
     session.run("pytest", *PARALLEL, "--durations=25", *session.posargs)
 
 
@@ -138,14 +157,17 @@ def docs_check(session: nox.Session) -> None:
     session.run("pytest", "-p", "no:randomly", "tests/docs/test_docs_browser.py", *session.posargs)
 
 
-def _npm_ci(session: nox.Session) -> None:
-    """The npm packages of package-lock.json (the docs' mermaid), as `npm ci` installs them;
-    npm itself comes from the system (Debian's `npm`), and its absence is a clear error."""
+def _npm_ci(session: nox.Session, folder: str = ".") -> None:
+    """The npm packages of ``folder``'s package-lock.json, as `npm ci` installs them: the
+    repository root's (the docs' mermaid) or typescript/'s (the TypeScript package's generator,
+    ajv, typescript, the MCP SDK). npm itself comes from the system (Debian's `npm`), and its
+    absence is a clear error."""
     import shutil  # noqa: PLC0415
 
     if shutil.which("npm") is None:
         session.error("npm is not on PATH: install Node.js and npm (Debian: apt-get install npm)")
-    session.run("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts", external=True)
+    flags = ("--no-audit", "--no-fund", "--ignore-scripts")
+    session.run("npm", "ci", "--prefix", folder, *flags, external=True)
 
 
 @nox.session
