@@ -217,7 +217,7 @@ def test_the_sdk_span_is_enriched_not_duplicated(global_spans: InMemorySpanExpor
 
 # --- on every framework: the sink's error.type is the one on the request's span -----------------
 
-OTEL_PROBE = [
+OTEL_PROBE: list[tuple[str, dict[str, Any]]] = [
     ("add", {"a": 1, "b": 2}),
     ("lookup_offer", {"reference": "max@example.com"}),
     ("crash", {}),

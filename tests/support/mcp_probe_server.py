@@ -11,12 +11,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from toolcall_spec.analytics.sinks import JsonlFileSink
+from toolcall_spec.mcp import instrument
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/: `support` imports
 
 from support.mcp_servers import framework_server
-
-from toolcall_spec.analytics.sinks import JsonlFileSink
-from toolcall_spec.mcp import instrument
 
 
 def main(framework: str, events: str) -> None:

@@ -16,6 +16,7 @@ the tool returned ``isError: true``            error    tool_error  the result's
 the tool raised (``ToolError`` too)            error    unknown     the exception's own message
 unknown or disabled tool, invalid arguments    error    validation  FastMCP's text
 the tool returned, FastMCP failed to convert   error    server      FastMCP's text
+another middleware of the server raised        error    unknown     the exception's own message
 =============================================  =======  ==========  ===========================
 
 "The tool raised" means the exception passed through the tool function (its frame is in the
@@ -75,12 +76,16 @@ from toolcall_spec.mcp.tool_calls import (
     wire_result,
 )
 
+REFUSALS = (NotFoundError, DisabledError, ValidationError)
+"""What FastMCP raises when it refuses a call before the tool runs (unknown or disabled tool,
+arguments that fail the tool's input schema)."""
+
 MAX_CAUSES = 16
 """How far down an exception's ``__cause__`` chain the tool's own exception is looked for."""
 
 
 class ToolCallAnalyticsMiddleware(Middleware):
-    """One ``tool_call`` event per ``tools/call`` (installed by ``toolcall_spec.mcp.instrument``)."""
+    """One ``tool_call`` event per ``tools/call`` (``toolcall_spec.mcp.instrument`` installs it)."""
 
     def __init__(self, analytics: FastMCPToolCallAnalytics) -> None:
         self.analytics = analytics
@@ -138,9 +143,7 @@ class FastMCPToolCallAnalytics(ToolCallAnalytics):
         (see the module text), untouched otherwise."""
         return suppress_fastmcp_telemetry() if self._own_span else nullcontext()
 
-    def _emit_result(
-        self, call: ToolCall, result: Any, params: Any, request_context: Any
-    ) -> None:
+    def _emit_result(self, call: ToolCall, result: Any, params: Any, request_context: Any) -> None:
         def outcome() -> Outcome:
             if not isinstance(result, ToolResult):
                 return SUCCESS, None  # an extension's own answer (a task), not a tool result
@@ -181,8 +184,8 @@ def classify_fastmcp_failure(
     error: BaseException, codes: frozenset[CodeType] | None, *, capture_output: bool
 ) -> tuple[Classification, bool]:
     """A call that raised below the middleware, and whether the tool ran (see the module text)."""
-    refused = isinstance(error, (NotFoundError, DisabledError, ValidationError))
-    own = tool_exception(error, codes, refused=refused)
+    refused = isinstance(error, REFUSALS) and _raised_in_fastmcp(error)
+    own = None if refused else raised_exception(error, codes)
     if own is not None:
         return classify_exception(own), True
     text = exception_text(error)
@@ -191,15 +194,24 @@ def classify_fastmcp_failure(
     return classify_server_failure(text, capture_output=capture_output), True
 
 
-def tool_exception(
-    error: BaseException, codes: frozenset[CodeType] | None, *, refused: bool
+def raised_exception(
+    error: BaseException, codes: frozenset[CodeType] | None
 ) -> BaseException | None:
-    """The exception the tool raised, found in ``error``'s cause chain (FastMCP's wrapper first,
-    the original as its cause), or ``None`` when FastMCP raised ``error`` without the tool."""
+    """The exception a tool (or another middleware) raised, found in ``error``'s cause chain
+    (FastMCP's wrapper first, the original as its cause), or ``None`` when FastMCP itself failed
+    (e.g. converting the tool's return value).
+
+    ``codes`` are the tool function's: the exception that passed through the tool is the tool's.
+    Without them (a tool FastMCP holds without a plain function), the first exception in the
+    chain that was raised outside FastMCP's own modules is taken as the tool's."""
     chain = list(_causes(error))
     if codes is not None:
-        return next((cause for cause in chain if _passes_through(cause, codes)), None)
-    if refused:  # FastMCP's own refusal of a tool it holds without a function
+        through_tool = next((cause for cause in chain if _passes_through(cause, codes)), None)
+        if through_tool is not None:
+            return through_tool
+    if not _raised_in_fastmcp(error):
+        return error  # not the tool, not FastMCP: a middleware of the server's raised it
+    if codes is not None:
         return None
     return next((cause for cause in chain if not _raised_in_fastmcp(cause)), None)
 

@@ -157,9 +157,7 @@ def wire_result(returned: Any, protocol_version: str) -> dict[str, Any] | None:
     else:
         return None
     try:
-        wire: dict[str, Any] = methods.serialize_server_result(
-            TOOLS_CALL, protocol_version, dumped
-        )
+        wire: dict[str, Any] = methods.serialize_server_result(TOOLS_CALL, protocol_version, dumped)
     except ValidationError:
         return None
     except (ValueError, KeyError):  # a protocol version this SDK does not describe
