@@ -7,6 +7,7 @@ nox -s typecheck           mypy --strict: src, tests, benchmarks and the docs ho
 nox -s docs                mkdocs build --strict
 nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
 nox -s bench               benchmarks, as ratios against peers measured in the same run
+nox -s mcp_matrix          the MCP framework tests against each supported mcp / fastmcp pair
 """
 
 from __future__ import annotations
@@ -44,6 +45,41 @@ def test(session: nox.Session) -> None:
     # docs: the tests of the docs build (tests/test_docs_*.py) render Markdown with it.
     session.install("-e", ".[all,test,docs]")
     session.run("pytest", *session.posargs)
+
+
+MCP_MATRIX = {
+    # The newest releases of the supported series, whatever they are on the day it runs.
+    "newest": ("mcp>=2.3,<3", "fastmcp>=4,<5"),
+    # The oldest supported pair: mcp's lowest 2.x we accept, with fastmcp's first 4.x release
+    # (it installs beside mcp 2.3.0: fastmcp-slim 4.0.0 asks for mcp>=2.0,<3).
+    "oldest": ("mcp==2.3.0", "fastmcp==4.0.0"),
+}
+"""The framework versions ``instrument`` supports, tested rather than assumed (pyproject.toml
+states the same ranges). mcp 1.x is not supported (docs/analytics.md)."""
+
+MCP_MATRIX_TESTS = ("tests/mcp_boundary", "tests/analytics/test_otel_sink.py")
+"""The tests that run against the frameworks: instrument on every framework, over stdio and
+streamable HTTP with real clients, and the OpenTelemetry sink on each framework's spans."""
+
+
+@nox.session
+@nox.parametrize("pair", list(MCP_MATRIX), ids=list(MCP_MATRIX))
+def mcp_matrix(session: nox.Session, pair: str) -> None:
+    """The MCP framework tests against each supported pair of ``mcp`` and ``fastmcp`` (the
+    newest, the oldest); prints the versions that ran."""
+    mcp_requirement, fastmcp_requirement = MCP_MATRIX[pair]
+    # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
+    session.install(
+        "--upgrade", "-e", ".[all,test]", "pytest-xdist", mcp_requirement, fastmcp_requirement
+    )
+    session.run(
+        "python",
+        "-c",
+        "from importlib.metadata import version as v; "
+        "print('mcp_matrix: mcp', v('mcp'), '/ fastmcp', v('fastmcp'), "
+        "'/ opentelemetry-sdk', v('opentelemetry-sdk'))",
+    )
+    session.run("pytest", "-p", "no:randomly", *MCP_MATRIX_TESTS, *session.posargs)
 
 
 @nox.session
