@@ -53,9 +53,11 @@ MCP_MATRIX = {
     # The oldest supported pair: mcp's lowest 2.x we accept, with fastmcp's first 4.x release
     # (it installs beside mcp 2.3.0: fastmcp-slim 4.0.0 asks for mcp>=2.0,<3).
     "oldest": ("mcp==2.3.0", "fastmcp==4.0.0"),
+    # Not supported, and refused as such: the last mcp 1.x (no fastmcp 4 installs beside it).
+    "mcp-1.x-refused": ("mcp==1.30.0", None),
 }
 """The framework versions ``instrument`` supports, tested rather than assumed (pyproject.toml
-states the same ranges). mcp 1.x is not supported (docs/analytics.md)."""
+states the same ranges; docs/analytics.md says why mcp 1.x is not supported)."""
 
 MCP_MATRIX_TESTS = ("tests/mcp_boundary", "tests/analytics/test_otel_sink.py")
 """The tests that run against the frameworks: instrument on every framework, over stdio and
@@ -66,20 +68,28 @@ streamable HTTP with real clients, and the OpenTelemetry sink on each framework'
 @nox.parametrize("pair", list(MCP_MATRIX), ids=list(MCP_MATRIX))
 def mcp_matrix(session: nox.Session, pair: str) -> None:
     """The MCP framework tests against each supported pair of ``mcp`` and ``fastmcp`` (the
-    newest, the oldest); prints the versions that ran."""
+    newest, the oldest), and the refusal of ``mcp`` 1.x; prints the versions that ran."""
     mcp_requirement, fastmcp_requirement = MCP_MATRIX[pair]
-    # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
-    session.install(
-        "--upgrade", "-e", ".[all,test]", "pytest-xdist", mcp_requirement, fastmcp_requirement
-    )
+    if fastmcp_requirement is None:  # unsupported: without the extras that would refuse it
+        session.install("--upgrade", "-e", ".[otel,test]", "pytest-xdist", mcp_requirement)
+        tests: tuple[str, ...] = ("tests/mcp_boundary/test_unsupported_mcp.py",)
+    else:
+        # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
+        session.install(
+            "--upgrade", "-e", ".[all,test]", "pytest-xdist", mcp_requirement, fastmcp_requirement
+        )
+        tests = MCP_MATRIX_TESTS
     session.run(
         "python",
         "-c",
-        "from importlib.metadata import version as v; "
-        "print('mcp_matrix: mcp', v('mcp'), '/ fastmcp', v('fastmcp'), "
-        "'/ opentelemetry-sdk', v('opentelemetry-sdk'))",
+        "from importlib.metadata import version as v, PackageNotFoundError as Missing\n"
+        "def get(name):\n"
+        "    try: return v(name)\n"
+        "    except Missing: return 'not installed'\n"
+        "print('mcp_matrix: mcp', get('mcp'), '/ fastmcp', get('fastmcp'),"
+        " '/ opentelemetry-sdk', get('opentelemetry-sdk'))",
     )
-    session.run("pytest", "-p", "no:randomly", *MCP_MATRIX_TESTS, *session.posargs)
+    session.run("pytest", "-p", "no:randomly", *tests, *session.posargs)
 
 
 @nox.session

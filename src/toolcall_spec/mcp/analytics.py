@@ -36,6 +36,7 @@ Sinks are called synchronously on the event loop, so a sink should be quick.
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import metadata
 from typing import Any
 
 from toolcall_spec.analytics.events import EventFactory
@@ -116,13 +117,27 @@ def _adapter_for(server: Any) -> Callable[..., ToolCallAnalytics]:
         )
     if is_sdk_server(server):
         return SdkToolCallAnalytics
+    if module == "mcp" or module.startswith("mcp."):
+        version = _installed_version("mcp")
+        if version.startswith("1."):
+            raise TypeError(
+                f"cannot instrument {type(server).__name__} of mcp {version}: mcp 1.x is not "
+                f"supported; expected {ACCEPTED}"
+            )
     raise TypeError(f"cannot instrument {type(server).__name__}: expected {ACCEPTED}")
+
+
+def _installed_version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _fastmcp_adapter(server: Any) -> Callable[..., ToolCallAnalytics]:
     import fastmcp  # noqa: PLC0415 - the fastmcp extra is imported only for a FastMCP server
 
-    version = str(getattr(fastmcp, "__version__", "unknown"))
+    version = _installed_version("fastmcp")
     if not version.startswith("4.") or not isinstance(server, fastmcp.FastMCP):
         raise TypeError(
             f"cannot instrument {type(server).__name__} of fastmcp {version}: expected {ACCEPTED}"
