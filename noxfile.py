@@ -89,7 +89,8 @@ def mcp_matrix(session: nox.Session, pair: str) -> None:
         "print('mcp_matrix: mcp', get('mcp'), '/ fastmcp', get('fastmcp'),"
         " '/ opentelemetry-sdk', get('opentelemetry-sdk'))",
     )
-    session.run("pytest", "-p", "no:randomly", *tests, *session.posargs)
+    # Parallel by default (the tests start their own servers on free ports); posargs replace it.
+    session.run("pytest", "-p", "no:randomly", *tests, *(session.posargs or ("-n", "auto")))
 
 
 @nox.session
