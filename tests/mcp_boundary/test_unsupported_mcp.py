@@ -19,10 +19,13 @@ FRAMEWORK_COVERAGE = pytest.mark.requirement("toolcall-spec.requirement.analytic
 
 
 def mcp1_servers() -> list[object]:
-    from mcp.server.fastmcp import FastMCP  # only in mcp 1.x
+    from importlib import import_module
+
     from mcp.server.lowlevel import Server
 
-    return [FastMCP("old"), Server("old")]
+    # Only in mcp 1.x (imported by name: the type checker sees the mcp 2.x the project uses).
+    fastmcp_1x = import_module("mcp.server.fastmcp")
+    return [fastmcp_1x.FastMCP("old"), Server("old")]
 
 
 @FRAMEWORK_COVERAGE
