@@ -208,3 +208,37 @@ def test_the_mcp_sdk_servers_are_still_accepted() -> None:
     server = demo_server()
     analytics = instrument(server, MemorySink())
     assert analytics.events_emitted == 0
+
+
+@ONE_EVENT
+def test_a_call_the_client_gives_up_on_is_counted_once() -> None:
+    server = fastmcp_demo_server()
+    started = anyio.Event()
+    sink = MemorySink()
+    instrument(server, sink)
+
+    async def never_answers() -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return "unreachable"
+
+    server.tool(never_answers)
+
+    async def main() -> None:
+        with anyio.fail_after(30):
+            async with fastmcp.Client(server) as client:
+                async with anyio.create_task_group() as group:
+
+                    async def call() -> None:
+                        await client.call_tool_mcp("never_answers", {})
+
+                    group.start_soon(call)
+                    await started.wait()
+                    group.cancel_scope.cancel()  # the client gives up: it sends a cancellation
+                await client.call_tool_mcp("add", {"a": 1, "b": 1})
+
+    anyio.run(main)
+    # The cancellation and the next call are handled concurrently: either may be recorded first.
+    assert sorted(event["event_name"] for event in sink.events) == ["add", "never_answers"]
+    (cancelled,) = [event for event in sink.events if event["event_name"] == "never_answers"]
+    assert (cancelled["status"], cancelled["error_category"]) == ("error", "unknown")

@@ -117,19 +117,21 @@ class FastMCPToolCallAnalytics(ToolCallAnalytics):
         context: MiddlewareContext[CallToolRequestParams],
         call_next: CallNext[CallToolRequestParams, ToolResult],
     ) -> ToolResult:
-        if CURRENT_CALL.get() is not None:  # a tool calling a tool: the outer call counts
+        outer = CURRENT_CALL.get()
+        if outer is not None and outer.observer is self:  # a tool calling a tool: one call
             return await call_next(context)
         params = context.message
-        call = ToolCall(str(params.name))
+        call = ToolCall(str(params.name), observer=self)
         request_context = _request_context(context)
         token = CURRENT_CALL.set(call)
         call.start()
         try:
             with self._fastmcp_spans():
                 result = await call_next(context)
-        except Exception as exc:
+        except BaseException as exc:
             call.stop(raised=exc)
-            codes = await self._tool_codes(call.tool)
+            # A cancelled call is counted too, without awaiting anything more in it.
+            codes = await self._tool_codes(call.tool) if isinstance(exc, Exception) else None
             self._emit_failure(call, exc, codes, params, request_context)
             raise
         finally:
@@ -155,7 +157,7 @@ class FastMCPToolCallAnalytics(ToolCallAnalytics):
     def _emit_failure(
         self,
         call: ToolCall,
-        error: Exception,
+        error: BaseException,
         codes: frozenset[CodeType] | None,
         params: Any,
         request_context: Any,

@@ -36,6 +36,8 @@ class ToolCall:
     """What is known about one tool call while it runs."""
 
     tool: str
+    observer: object = None
+    """The observer that opened the record: a call it sees inside its own call is nested."""
     ran: bool = False
     started: float = 0.0
     latency_ms: float | None = None
