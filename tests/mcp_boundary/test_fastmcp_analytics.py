@@ -204,6 +204,14 @@ def test_an_object_it_cannot_instrument_is_a_type_error_naming_what_it_accepts(
 
 
 @FRAMEWORK_COVERAGE
+def test_fastmcps_low_level_server_is_refused_in_favour_of_the_server_itself() -> None:
+    # The workaround: the private low-level server filed every failure as tool_error.
+    lowlevel = fastmcp_demo_server()._mcp_server
+    with pytest.raises(TypeError, match="pass the FastMCP object itself"):
+        instrument(lowlevel, MemorySink())
+
+
+@FRAMEWORK_COVERAGE
 def test_the_mcp_sdk_servers_are_still_accepted() -> None:
     server = demo_server()
     analytics = instrument(server, MemorySink())

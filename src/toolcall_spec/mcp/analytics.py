@@ -139,8 +139,10 @@ def _fastmcp_adapter(server: Any) -> Callable[..., ToolCallAnalytics]:
 
     version = _installed_version("fastmcp")
     if not version.startswith("4.") or not isinstance(server, fastmcp.FastMCP):
+        # e.g. FastMCP's own low-level server: observed there, every failure would look alike
         raise TypeError(
-            f"cannot instrument {type(server).__name__} of fastmcp {version}: expected {ACCEPTED}"
+            f"cannot instrument {type(server).__name__} of fastmcp {version}: expected {ACCEPTED}; "
+            "for a FastMCP server, pass the FastMCP object itself"
         )
     from toolcall_spec.mcp.fastmcp_adapter import FastMCPToolCallAnalytics  # noqa: PLC0415
 
