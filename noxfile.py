@@ -39,12 +39,19 @@ def generate(session: nox.Session) -> None:
         session.run("datamodel-codegen", *selected, *session.posargs)
 
 
+PARALLEL = ("-n", "auto", "--dist", "loadscope")
+"""pytest-xdist: one worker per core; a module's tests stay on one worker, so a module-scoped
+fixture (a built wheel, a served host) is made once."""
+
+
 @nox.session
 def test(session: nox.Session) -> None:
-    """Install the package with every extra and run the test suite."""
+    """Install the package with every extra and run the test suite on every core, with the 25
+    slowest tests listed. Arguments go to pytest: ``nox -s test -- -m "not slow"`` is the quick
+    inner loop, ``nox -s test -- -n 0 tests/x.py`` one file in one process."""
     # docs: the tests of the docs build (tests/test_docs_*.py) render Markdown with it.
     session.install("-e", ".[all,test,docs]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *PARALLEL, "--durations=25", *session.posargs)
 
 
 MCP_MATRIX = {
@@ -162,6 +169,7 @@ def _package_overlay(folder: str) -> str:
 def docs(session: nox.Session) -> None:
     """Build the docs site strictly (a broken link or anchor fails the build)."""
     session.install("-e", ".[all,docs]")
+    _npm_ci(session)
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
 
 
@@ -172,8 +180,19 @@ def docs_check(session: nox.Session) -> None:
     requirement matrix, the tutorial and the diagrams (drawn by the npm mermaid that `npm ci`
     installs), and searches the site. Screenshots go to $TMPDIR/toolcall-spec-docs."""
     session.install("-e", ".[all,docs,test]")
+    _npm_ci(session)
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
     session.run("pytest", "-p", "no:randomly", "tests/docs/test_docs_browser.py", *session.posargs)
+
+
+def _npm_ci(session: nox.Session) -> None:
+    """The npm packages of package-lock.json (the docs' mermaid), as `npm ci` installs them;
+    npm itself comes from the system (Debian's `npm`), and its absence is a clear error."""
+    import shutil  # noqa: PLC0415
+
+    if shutil.which("npm") is None:
+        session.error("npm is not on PATH: install Node.js and npm (Debian: apt-get install npm)")
+    session.run("npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts", external=True)
 
 
 @nox.session
