@@ -78,13 +78,11 @@ def mcp_matrix(session: nox.Session, pair: str) -> None:
     newest, the oldest), and the refusal of ``mcp`` 1.x; prints the versions that ran."""
     mcp_requirement, fastmcp_requirement = MCP_MATRIX[pair]
     if fastmcp_requirement is None:  # unsupported: without the extras that would refuse it
-        session.install("--upgrade", "-e", ".[otel,test]", "pytest-xdist", mcp_requirement)
+        session.install("--upgrade", "-e", ".[otel,test]", mcp_requirement)
         tests: tuple[str, ...] = ("tests/mcp_boundary/test_unsupported_mcp.py",)
     else:
         # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
-        session.install(
-            "--upgrade", "-e", ".[all,test]", "pytest-xdist", mcp_requirement, fastmcp_requirement
-        )
+        session.install("--upgrade", "-e", ".[all,test]", mcp_requirement, fastmcp_requirement)
         tests = MCP_MATRIX_TESTS
     session.run(
         "python",
@@ -96,8 +94,7 @@ def mcp_matrix(session: nox.Session, pair: str) -> None:
         "print('mcp_matrix: mcp', get('mcp'), '/ fastmcp', get('fastmcp'),"
         " '/ opentelemetry-sdk', get('opentelemetry-sdk'))",
     )
-    # Parallel by default (the tests start their own servers on free ports); posargs replace it.
-    session.run("pytest", "-p", "no:randomly", *tests, *(session.posargs or ("-n", "auto")))
+    session.run("pytest", *PARALLEL, *tests, *session.posargs)
 
 
 @nox.session
