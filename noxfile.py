@@ -71,6 +71,14 @@ MCP_MATRIX_TESTS = ("tests/mcp_boundary", "tests/analytics/test_otel_sink.py")
 streamable HTTP with real clients, and the OpenTelemetry sink on each framework's spans."""
 
 
+_VERSIONS_OF_THE_FRAMEWORKS = (
+    "import importlib.metadata as m; names = ('mcp', 'fastmcp', 'opentelemetry-sdk'); "
+    "found = {d.metadata['Name'].lower(): d.version for d in m.distributions()}; "
+    "print(', '.join(f'{n} {found.get(n, \"not installed\")}' for n in names))"
+)
+"""Prints the installed versions of the frameworks (and the OpenTelemetry SDK) in a session."""
+
+
 @nox.session
 @nox.parametrize("pair", list(MCP_MATRIX), ids=list(MCP_MATRIX))
 def mcp_matrix(session: nox.Session, pair: str) -> None:
@@ -84,16 +92,8 @@ def mcp_matrix(session: nox.Session, pair: str) -> None:
         # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
         session.install("--upgrade", "-e", ".[all,test]", mcp_requirement, fastmcp_requirement)
         tests = MCP_MATRIX_TESTS
-    session.run(
-        "python",
-        "-c",
-        "from importlib.metadata import version as v, PackageNotFoundError as Missing\n"
-        "def get(name):\n"
-        "    try: return v(name)\n"
-        "    except Missing: return 'not installed'\n"
-        "print('mcp_matrix: mcp', get('mcp'), '/ fastmcp', get('fastmcp'),"
-        " '/ opentelemetry-sdk', get('opentelemetry-sdk'))",
-    )
+    versions = session.run("python", "-c", _VERSIONS_OF_THE_FRAMEWORKS, silent=True)
+    session.log(f"mcp_matrix({pair}): {str(versions).strip()}")
     session.run("pytest", *PARALLEL, *tests, *session.posargs)
 
 
