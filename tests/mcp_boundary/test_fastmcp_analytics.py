@@ -250,3 +250,27 @@ def test_a_call_the_client_gives_up_on_is_counted_once() -> None:
     assert sorted(event["event_name"] for event in sink.events) == ["add", "never_answers"]
     (cancelled,) = [event for event in sink.events if event["event_name"] == "never_answers"]
     assert (cancelled["status"], cancelled["error_category"]) == ("error", "unknown")
+
+
+@ONE_EVENT
+def test_concurrent_calls_are_each_counted_once() -> None:
+    server = fastmcp_demo_server()
+    sink = MemorySink()
+    instrument(server, sink)
+    calls: list[Call] = [("add", {"a": n, "b": n}) for n in range(12)] + [("crash", {})] * 4
+
+    async def main() -> None:
+        with anyio.fail_after(30):
+            async with fastmcp.Client(server) as client, anyio.create_task_group() as group:
+                for name, arguments in calls:
+                    group.start_soon(client.call_tool_mcp, name, arguments)
+
+    anyio.run(main)
+    assert sorted(summary(event) for event in sink.events) == sorted(
+        [("add", "success", None, None, True)] * 12
+        + [("crash", "error", "unknown", "customer [EMAIL_REDACTED] not found", True)] * 4
+    )
+    added = sorted(
+        event["input_values"]["a"] for event in sink.events if event["event_name"] == "add"
+    )
+    assert added == list(range(12))

@@ -253,3 +253,14 @@ def test_the_fastmcp_client_over_streamable_http(framework: str) -> None:
         derive_session_id(first_key)
     }
     assert sink.events[len(PROBE)]["session_id"] == derive_session_id(second_key)
+
+
+@FRAMEWORK_COVERAGE
+@ONE_EVENT
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_mcp_client_over_streamable_http_in_the_2026_protocol(framework: str) -> None:
+    # mode "auto" discovers the server and speaks the 2026-07-28 protocol: no handshake.
+    with serving_http(framework) as (url, sink):
+        outcomes = drive(lambda: with_mcp_client(url, PROBE, mode="auto"))
+    assert_client_saw_errors(framework, outcomes)
+    assert_probe_events(framework, sink.events)
