@@ -60,9 +60,11 @@ MCP_MATRIX = {
     # The oldest supported pair: mcp's lowest 2.x we accept, with fastmcp's first 4.x release
     # (it installs beside mcp 2.3.0: fastmcp-slim 4.0.0 asks for mcp>=2.0,<3).
     "oldest": ("mcp==2.3.0", "fastmcp==4.0.0"),
-    # Not supported, and refused as such: the last mcp 1.x (no fastmcp 4 installs beside it).
-    "mcp-1.x-refused": ("mcp==1.30.0", None),
+    # Not supported, and refused as such: the last mcp 1.x, with the newest fastmcp 3.x that
+    # installs beside it (no fastmcp 4 does).
+    "unsupported-refused": ("mcp==1.30.0", "fastmcp>=3,<4"),
 }
+UNSUPPORTED = "unsupported-refused"
 """The framework versions ``instrument`` supports, tested rather than assumed (pyproject.toml
 states the same ranges; docs/analytics.md says why mcp 1.x is not supported)."""
 
@@ -83,11 +85,12 @@ _VERSIONS_OF_THE_FRAMEWORKS = (
 @nox.parametrize("pair", list(MCP_MATRIX), ids=list(MCP_MATRIX))
 def mcp_matrix(session: nox.Session, pair: str) -> None:
     """The MCP framework tests against each supported pair of ``mcp`` and ``fastmcp`` (the
-    newest, the oldest), and the refusal of ``mcp`` 1.x; prints the versions that ran."""
+    newest, the oldest), and the refusal of ``mcp`` 1.x and ``fastmcp`` 3.x; prints the versions
+    that ran."""
     mcp_requirement, fastmcp_requirement = MCP_MATRIX[pair]
-    if fastmcp_requirement is None:  # unsupported: without the extras that would refuse it
-        session.install("--upgrade", "-e", ".[otel,test]", mcp_requirement)
-        tests: tuple[str, ...] = ("tests/mcp_boundary/test_unsupported_mcp.py",)
+    if pair == UNSUPPORTED:  # without the extras, whose ranges would refuse these versions
+        session.install("--upgrade", "-e", ".[otel,test]", mcp_requirement, fastmcp_requirement)
+        tests: tuple[str, ...] = ("tests/mcp_boundary/test_unsupported_frameworks.py",)
     else:
         # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
         session.install("--upgrade", "-e", ".[all,test]", mcp_requirement, fastmcp_requirement)
