@@ -7,6 +7,7 @@ nox -s typecheck           mypy --strict: src, tests, benchmarks and the docs ho
 nox -s docs                mkdocs build --strict
 nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
 nox -s bench               benchmarks, as ratios against peers measured in the same run
+nox -s mcp_matrix          the MCP framework tests against each supported mcp / fastmcp pair
 """
 
 from __future__ import annotations
@@ -70,6 +71,52 @@ def test(session: nox.Session) -> None:
     if shutil.which("npm") is not None:
         _npm_ci(session, "typescript")
     session.run("pytest", *PARALLEL, "--durations=25", *session.posargs)
+
+
+MCP_MATRIX = {
+    # The newest releases of the supported series, whatever they are on the day it runs.
+    "newest": ("mcp>=2.3,<3", "fastmcp>=4,<5"),
+    # The oldest supported pair: mcp's lowest 2.x we accept, with fastmcp's first 4.x release
+    # (it installs beside mcp 2.3.0: fastmcp-slim 4.0.0 asks for mcp>=2.0,<3).
+    "oldest": ("mcp==2.3.0", "fastmcp==4.0.0"),
+    # Not supported, and refused as such: the last mcp 1.x, with the newest fastmcp 3.x that
+    # installs beside it (no fastmcp 4 does).
+    "unsupported-refused": ("mcp==1.30.0", "fastmcp>=3,<4"),
+}
+UNSUPPORTED = "unsupported-refused"
+"""The framework versions ``instrument`` supports, tested rather than assumed (pyproject.toml
+states the same ranges; docs/analytics.md says why mcp 1.x is not supported)."""
+
+MCP_MATRIX_TESTS = ("tests/mcp_boundary", "tests/analytics/test_otel_sink.py")
+"""The tests that run against the frameworks: instrument on every framework, over stdio and
+streamable HTTP with real clients, and the OpenTelemetry sink on each framework's spans."""
+
+
+_VERSIONS_OF_THE_FRAMEWORKS = (
+    "import importlib.metadata as m; names = ('mcp', 'fastmcp', 'opentelemetry-sdk'); "
+    "found = {d.metadata['Name'].lower(): d.version for d in m.distributions()}; "
+    "print(', '.join(f'{n} {found.get(n, \"not installed\")}' for n in names))"
+)
+"""Prints the installed versions of the frameworks (and the OpenTelemetry SDK) in a session."""
+
+
+@nox.session
+@nox.parametrize("pair", list(MCP_MATRIX), ids=list(MCP_MATRIX))
+def mcp_matrix(session: nox.Session, pair: str) -> None:
+    """The MCP framework tests against each supported pair of ``mcp`` and ``fastmcp`` (the
+    newest, the oldest), and the refusal of ``mcp`` 1.x and ``fastmcp`` 3.x; prints the versions
+    that ran."""
+    mcp_requirement, fastmcp_requirement = MCP_MATRIX[pair]
+    if pair == UNSUPPORTED:  # without the extras, whose ranges would refuse these versions
+        session.install("--upgrade", "-e", ".[otel,test]", mcp_requirement, fastmcp_requirement)
+        tests: tuple[str, ...] = ("tests/mcp_boundary/test_unsupported_frameworks.py",)
+    else:
+        # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
+        session.install("--upgrade", "-e", ".[all,test]", mcp_requirement, fastmcp_requirement)
+        tests = MCP_MATRIX_TESTS
+    versions = session.run("python", "-c", _VERSIONS_OF_THE_FRAMEWORKS, silent=True)
+    session.log(f"mcp_matrix({pair}): {str(versions).strip()}")
+    session.run("pytest", *PARALLEL, *tests, *session.posargs)
 
 
 @nox.session
