@@ -116,11 +116,12 @@ class StdioProxy:
 
     def _wait_for_end(self) -> int:
         while True:
-            if self._stop_signal is not None:
+            server_closed = self._server_closed.wait(POLL_SECONDS)
+            if self._stop_signal is not None:  # checked after the wait: a signal lands there
                 self._stop_server()
                 self._server_ended("the proxy was stopped before the server answered")
                 return 130 if self._stop_signal == signal.SIGINT else 0
-            if self._server_closed.wait(POLL_SECONDS):
+            if server_closed:
                 status = self._reap_server()
                 self._server_ended(f"the MCP server exited (status {status}) before answering")
                 return 0 if self._client_closed.is_set() else 1
