@@ -65,6 +65,7 @@ def test_the_typescript_client_and_server_through_the_proxy(tmp_path: Path) -> N
     assert flags(suite) == FLAGS
     assert [e["response"] for e in entries(suite)] == direct[1:]
     assert suite["tasks"][0]["taskId"] == "ts-client"  # named by the client's clientInfo
+    assert sorted(t["name"] for t in suite["tasks"][0]["input"]["mcp"]["tools"]) == direct[0]
 
 
 @TRANSPARENT

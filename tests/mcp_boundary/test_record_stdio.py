@@ -97,6 +97,9 @@ def test_the_client_sees_what_it_sees_without_the_proxy_and_every_call_is_record
     assert proxied == direct
     suite = load_suite(out)
     assert len(suite["tasks"]) == 1  # one client session
+    listed = suite["tasks"][0]["input"]["mcp"]["tools"]  # the tools/list result, as received
+    assert sorted(tool["name"] for tool in listed) == direct[0]
+    assert {"a", "b"} <= set(next(t for t in listed if t["name"] == "add")["inputSchema"]["properties"])
     assert flags(suite) == EXPECTED_FLAGS
     recorded = entries(suite)
     assert [e["args"] for e in recorded] == [args for _, args in CALLS]
