@@ -83,7 +83,9 @@ def upstream(framework: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 
 @contextmanager
-def recording_proxy(url: str, out: Path, log: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def recording_proxy(
+    url: str, out: Path, log: Path
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The proxy on a free loopback port; yields the URL it serves (read from its stderr)."""
     argv = [*CLI, "record", "--out", str(out), "--upstream", url, "--port", "0"]
     with log.open("wb") as sink:
@@ -104,12 +106,14 @@ def run_client(url: str, calls: list[tuple[str, dict[str, Any]]], mode: str) -> 
 
     async def main() -> None:
         with anyio.fail_after(60):
-            async with mcp.Client(url, mode=mode) as client:  # type: ignore[arg-type]
+            async with mcp.Client(url, mode=mode) as client:
                 seen.append(sorted(t.name for t in (await client.list_tools()).tools))
                 for name, arguments in calls:
                     try:
                         result = await client.call_tool(name, arguments)
-                        seen.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+                        seen.append(
+                            result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        )
                     except MCPError as exc:
                         seen.append({"jsonrpc-error": exc.error.code, "message": exc.error.message})
 
@@ -119,8 +123,12 @@ def run_client(url: str, calls: list[tuple[str, dict[str, Any]]], mode: str) -> 
 
 @TRANSPARENT
 @ENTRIES
-@pytest.mark.parametrize(("framework", "mode"), [("mcp", "legacy"), ("mcp", "auto"), ("fastmcp", "legacy")])
-def test_http_sessions_are_recorded_one_task_each(tmp_path: Path, framework: str, mode: str) -> None:
+@pytest.mark.parametrize(
+    ("framework", "mode"), [("mcp", "legacy"), ("mcp", "auto"), ("fastmcp", "legacy")]
+)
+def test_http_sessions_are_recorded_one_task_each(
+    tmp_path: Path, framework: str, mode: str
+) -> None:
     out, log = tmp_path / "recorded.json", tmp_path / "proxy.log"
     with upstream(framework) as (url, _):
         direct = run_client(url, CALLS, mode)

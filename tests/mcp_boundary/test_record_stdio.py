@@ -68,13 +68,15 @@ def run_client(argv: list[str], calls: list[tuple[str, dict[str, Any]]], mode: s
     async def main() -> None:
         params = StdioServerParameters(command=argv[0], args=argv[1:])
         with anyio.fail_after(60):
-            async with mcp.Client(params, mode=mode) as client:  # type: ignore[arg-type]
+            async with mcp.Client(params, mode=mode) as client:
                 tools = await client.list_tools()
                 seen.append(sorted(t.name for t in tools.tools))
                 for name, arguments in calls:
                     try:
                         result = await client.call_tool(name, arguments)
-                        seen.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+                        seen.append(
+                            result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        )
                     except MCPError as exc:
                         seen.append({"jsonrpc-error": exc.error.code, "message": exc.error.message})
 
@@ -99,7 +101,9 @@ def test_the_client_sees_what_it_sees_without_the_proxy_and_every_call_is_record
     assert len(suite["tasks"]) == 1  # one client session
     listed = suite["tasks"][0]["input"]["mcp"]["tools"]  # the tools/list result, as received
     assert sorted(tool["name"] for tool in listed) == direct[0]
-    assert {"a", "b"} <= set(next(t for t in listed if t["name"] == "add")["inputSchema"]["properties"])
+    assert {"a", "b"} <= set(
+        next(t for t in listed if t["name"] == "add")["inputSchema"]["properties"]
+    )
     assert flags(suite) == EXPECTED_FLAGS
     recorded = entries(suite)
     assert [e["args"] for e in recorded] == [args for _, args in CALLS]

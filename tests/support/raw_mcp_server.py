@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 
 def send(message: object) -> None:
@@ -21,7 +22,7 @@ def send(message: object) -> None:
     sys.stdout.flush()
 
 
-def answer(request: dict) -> None:
+def answer(request: dict[str, Any]) -> None:
     method, rid = request.get("method"), request.get("id")
     if rid is None:
         return  # a notification
@@ -54,7 +55,9 @@ def main() -> None:
         try:
             request = json.loads(line)
         except ValueError:
-            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            send(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+            )
             continue
         answer(request)
 

@@ -29,7 +29,7 @@ def python_server(framework: str, *extra: str) -> list[str]:
 
 def load_suite(path: Path) -> dict[str, Any]:
     """The suite on disk, which must be valid whenever it can be read."""
-    suite = json.loads(path.read_text("utf-8"))
+    suite: dict[str, Any] = json.loads(path.read_text("utf-8"))
     errors = [p for p in validate(suite, "suite") if p.severity == "error"]
     assert not errors, errors
     return suite

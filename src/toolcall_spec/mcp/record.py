@@ -166,7 +166,7 @@ class Recorder:
                 return []
             ids = [value for _, value in state.pending]
             for key in list(state.pending):
-                method, call = state.pending.pop(key)
+                _method, call = state.pending.pop(key)
                 if call is not None:
                     error = {"unanswered": reason}
                     if call.cancelled:
@@ -325,12 +325,12 @@ class Recorder:
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` in one step: readers see the old file or the new one."""
-    directory = path.parent if str(path.parent) else Path(".")
+    directory = path.parent if str(path.parent) else Path()
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(temporary, path)
+        Path(temporary).replace(path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
