@@ -193,3 +193,28 @@ def test_a_server_command_that_does_not_exist_is_a_usage_error(tmp_path: Path) -
     assert run.returncode == 2
     assert "cannot start '/no/such/server'" in run.stderr
     assert sys.executable  # the interpreter running the tests runs the proxy too
+
+
+@EVENTS
+def test_events_are_posted_to_a_real_ingest_endpoint_under_the_key(tmp_path: Path) -> None:
+    pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
+
+    from toolcall_spec.analytics.store import open_store
+    from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app
+    from toolcall_spec.http.server import BackgroundServer
+
+    out, key = tmp_path / "recorded.json", "key-of-the-recording-0123456789"
+    with (
+        open_store(str(tmp_path / "events.duckdb")) as store,
+        BackgroundServer(create_ingest_app(IngestSettings(store, {key: "recorded"}))) as ingest,
+    ):
+        # The mcp client gives a server only a few environment variables: the key goes as a flag.
+        options = ("--events", ingest.url, "--events-key", key)
+        run_client(record_argv(out, *python_server("mcp"), options=options), CALLS, "legacy")
+        by_tool = store.metrics("recorded").by_tool
+    assert {tool: (b.calls, b.errors) for tool, b in by_tool.items()} == {
+        "add": (2, 0),
+        "flaky": (2, 1),
+        "lookup": (1, 1),
+        "quota": (1, 1),
+    }

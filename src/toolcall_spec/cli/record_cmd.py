@@ -166,6 +166,12 @@ def _events_sink(args: argparse.Namespace) -> tuple[Sink | None, Any]:
         )
         key = args.events_key or os.environ.get(KEY_VARIABLE)
         poster = IngestPostSink(url, key)
-        return poster, poster.close
+
+        def close_poster() -> None:
+            poster.close()
+            if poster.lost:
+                warn(f"{poster.lost} tool_call events could not be delivered to {url}")
+
+        return poster, close_poster
     sink = JsonlFileSink(target)
     return sink, sink.close
