@@ -161,3 +161,24 @@ def test_an_upstream_that_dies_mid_call_gets_the_client_an_error_and_the_suite_a
     suite = load_suite(out)
     assert flags(suite) == [("add", False), ("die", True)]
     assert "tools/call 'die'" in log.read_text("utf-8")
+
+
+@SERVER_DEATH
+@FAILURES
+def test_an_unreachable_upstream_answers_the_call_with_an_error_and_records_it(
+    tmp_path: Path,
+) -> None:
+    import httpx
+
+    out, log = tmp_path / "recorded.json", tmp_path / "proxy.log"
+    nowhere = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add"}}
+    with recording_proxy(nowhere, out, log) as (proxy_url, _proxy):
+        answer = httpx.post(proxy_url, json=call, timeout=30)
+    assert answer.status_code == 200
+    assert answer.json()["id"] == 7
+    assert answer.json()["error"]["code"] == -32000
+    suite = load_suite(out)
+    assert flags(suite) == [("add", True)]
+    assert entries(suite)[0]["args"] == {}  # no arguments: none, matched exactly
+    assert "cannot reach the MCP server" in log.read_text("utf-8")

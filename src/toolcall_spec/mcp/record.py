@@ -205,7 +205,9 @@ class Recorder:
     def _new_call(self, state: _Session, params: Any) -> _Call:
         params = params if isinstance(params, Mapping) else {}
         name = params.get("name")
-        call = _Call(name if isinstance(name, str) and name else "?", params.get("arguments"), 0.0)
+        # A call without arguments is a call with none: recorded as {} and matched exactly.
+        arguments = params.get("arguments")
+        call = _Call(name if isinstance(name, str) and name else "?", arguments or {}, 0.0)
         call.started = time.perf_counter()
         state.calls.append(call)
         return call
