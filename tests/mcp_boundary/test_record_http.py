@@ -182,3 +182,32 @@ def test_an_unreachable_upstream_answers_the_call_with_an_error_and_records_it(
     assert flags(suite) == [("add", True)]
     assert entries(suite)[0]["args"] == {}  # no arguments: none, matched exactly
     assert "cannot reach the MCP server" in log.read_text("utf-8")
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.record.loopback-guard")
+@pytest.mark.parametrize(
+    "headers",
+    [{"Host": "evil.example"}, {"Origin": "http://evil.example"}],
+    ids=["host", "origin"],
+)
+def test_a_request_from_a_foreign_host_or_origin_is_refused(
+    tmp_path: Path, headers: dict[str, str]
+) -> None:
+    import httpx
+
+    out, log = tmp_path / "recorded.json", tmp_path / "proxy.log"
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}}
+    with upstream("mcp") as (url, _), recording_proxy(url, out, log) as (proxy_url, _proxy):
+        refused = httpx.post(proxy_url, json=call, headers=headers, timeout=30)
+        allowed = httpx.post(
+            proxy_url,
+            json=call,
+            headers={
+                "Origin": "http://localhost:3000",
+                "Accept": "application/json, text/event-stream",
+            },
+            timeout=30,
+        )
+    assert refused.status_code == 403
+    assert "not a loopback" in refused.text
+    assert allowed.status_code != 403  # a loopback origin passes (the upstream answers it)

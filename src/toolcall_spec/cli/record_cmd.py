@@ -133,7 +133,9 @@ def _run_http(args: argparse.Namespace, recorder: Any) -> int:
         fail(f"record --upstream needs the http extra ({exc.name} is missing)")
         return 2
     try:
-        app = RecordingProxy(args.upstream, recorder, log=warn)
+        app = RecordingProxy(
+            args.upstream, recorder, log=warn, loopback_only=is_loopback(args.host)
+        )
     except ValueError as exc:
         fail(f"record: --upstream: {exc}")
         return 2
