@@ -232,23 +232,36 @@ def test_resources_prompts_progress_and_ping_pass_through_unchanged(
     def session(argv: list[str]) -> list[Any]:
         seen: list[Any] = []
 
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            seen.append(("progress", value, total, message))
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append(("progress", progress, total, message))
 
         async def main() -> None:
             params = StdioServerParameters(command=argv[0], args=argv[1:])
             with anyio.fail_after(60):
                 async with mcp.Client(params, mode=mode) as client:
-                    dump = {"mode": "json", "by_alias": True, "exclude_none": True}
-                    seen.append((await client.list_resources()).model_dump(**dump))
-                    seen.append((await client.read_resource("memo://greeting")).model_dump(**dump))
-                    seen.append((await client.list_prompts()).model_dump(**dump))
+                    seen.append(
+                        (await client.list_resources()).model_dump(
+                            mode="json", by_alias=True, exclude_none=True
+                        )
+                    )
+                    seen.append(
+                        (await client.read_resource("memo://greeting")).model_dump(
+                            mode="json", by_alias=True, exclude_none=True
+                        )
+                    )
+                    seen.append(
+                        (await client.list_prompts()).model_dump(
+                            mode="json", by_alias=True, exclude_none=True
+                        )
+                    )
                     prompt = await client.get_prompt("greet", {"name": "Ada"})
-                    seen.append(prompt.model_dump(**dump))
+                    seen.append(prompt.model_dump(mode="json", by_alias=True, exclude_none=True))
                     if mode == "legacy":  # ping is gone from the 2026-07-28 protocol
                         await client.send_ping()
-                    result = await client.call_tool("count", {"n": 3}, progress_callback=progress)
-                    seen.append(result.model_dump(**dump))
+                    result = await client.call_tool(
+                        "count", {"n": 3}, progress_callback=on_progress
+                    )
+                    seen.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
 
         anyio.run(main)
         return seen
