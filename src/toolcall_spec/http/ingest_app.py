@@ -1,4 +1,4 @@
-"""The ingest endpoint: ``POST /v1/events`` on the package's ASGI stack (starlette on uvicorn).
+"""The ingest endpoint: ``POST /v1/events`` (and ``POST /v1/traces``, ``.otlp_route``) on the package's ASGI stack (starlette on uvicorn).
 
 A request goes through, in this order:
 
@@ -97,7 +97,7 @@ class GroupWriter:
 
 
 def create_ingest_app(settings: IngestSettings) -> Starlette:
-    """The ASGI app serving ``POST /v1/events`` into ``settings.store``."""
+    """The ASGI app serving ``POST /v1/events`` and ``POST /v1/traces`` into ``settings.store``."""
     if not settings.keys or any(not key for key in settings.keys):
         raise ValueError("the ingest endpoint needs at least one non-empty key")
     writer = GroupWriter(settings.store)
@@ -116,14 +116,30 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
         except BadEncodingError as exc:
             return _error(400, "invalid_encoding", str(exc))
         answer, events = accepted_events(raw)
-        if events:
-            try:
-                await writer.write(rows_of(events, project))
-            except StoreError:
-                return _error(503, "store_unavailable", "the events could not be stored; retry")
-        return _answer(answer)
+        problem = await make_durable(project, events)
+        return _answer(answer) if problem is None else problem
 
-    return Starlette(routes=[Route(EVENTS_PATH, post_events, methods=["POST"])])
+    async def make_durable(project: str, events: Sequence[Mapping[str, Any]]) -> Response | None:
+        """The one acceptance path of both routes: ``None`` once the events are durably
+        stored, otherwise the answer to send (503: nothing acknowledged, the client retries)."""
+        if not events:
+            return None
+        try:
+            await writer.write(rows_of(events, project))
+        except StoreError:
+            return _error(503, "store_unavailable", "the events could not be stored; retry")
+        return None
+
+    # Imported here: the traces route reuses this module's reading and key helpers.
+    from toolcall_spec.http.otlp_route import TRACES_PATH, traces_endpoint  # noqa: PLC0415
+
+    post_traces = traces_endpoint(settings.keys, make_durable)
+    return Starlette(
+        routes=[
+            Route(EVENTS_PATH, post_events, methods=["POST"]),
+            Route(TRACES_PATH, post_traces, methods=["POST"]),
+        ]
+    )
 
 
 def project_of(keys: Mapping[str, str], presented: str | None) -> str | None:
