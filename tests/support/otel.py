@@ -8,6 +8,7 @@ instead of setting a provider of its own. Under pytest-xdist each worker is its 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -33,19 +34,14 @@ class Dispatch(SpanProcessor):
         return all(processor.force_flush(timeout_millis) for processor in list(self.attached))
 
 
-_DISPATCH: Dispatch | None = None
-
-
+@functools.cache
 def global_dispatch() -> Dispatch:
     """The dispatcher behind the global tracer provider, set up on first use."""
-    global _DISPATCH
-    if _DISPATCH is None:
-        dispatch = Dispatch()
-        provider = TracerProvider()
-        provider.add_span_processor(dispatch)
-        trace.set_tracer_provider(provider)
-        _DISPATCH = dispatch
-    return _DISPATCH
+    dispatch = Dispatch()
+    provider = TracerProvider()
+    provider.add_span_processor(dispatch)
+    trace.set_tracer_provider(provider)
+    return dispatch
 
 
 @contextmanager

@@ -251,7 +251,9 @@ def _json_resources(resources: list[Any]) -> Iterator[OtlpSpan | SpanProblem]:
             at: list[str | int] = [*where, "scopeSpans", s]
             scope_object = _object(scope_spans, at)
             scope = _scope_text(_member(scope_object, "scope", "scope"))
-            for i, span in enumerate(_array(_member(scope_object, "spans", "spans"), [*at, "spans"])):
+            for i, span in enumerate(
+                _array(_member(scope_object, "spans", "spans"), [*at, "spans"])
+            ):
                 path = format_path([*at, "spans", i])
                 try:
                     yield _json_span(span, path, scope)
@@ -265,10 +267,9 @@ def _json_span(span: Any, path: str, scope: str) -> OtlpSpan:
     status = span.get("status") or {}
     if not isinstance(status, dict):
         raise SpanFormatError("status: not an object; skipped")
-    message = status.get("message", "")
     return OtlpSpan(
         path=path,
-        name=span.get("name") if isinstance(span.get("name"), str) else "",
+        name=_text(span.get("name")),
         kind=_enum(span.get("kind", 0), _KINDS, "kind"),
         trace_id=_hex_id(span.get("traceId"), 16, "traceId"),
         span_id=_hex_id(span.get("spanId"), 8, "spanId"),
@@ -276,9 +277,13 @@ def _json_span(span: Any, path: str, scope: str) -> OtlpSpan:
         end_ns=_uint64(span.get("endTimeUnixNano", 0), "endTimeUnixNano"),
         attributes=_json_attributes(span.get("attributes", [])),
         status_code=_enum(status.get("code", 0), _STATUS_CODES, "status.code"),
-        status_message=message if isinstance(message, str) else "",
+        status_message=_text(status.get("message")),
         scope=scope,
     )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _json_attributes(attributes: Any) -> dict[str, object]:
@@ -293,16 +298,25 @@ def _json_attributes(attributes: Any) -> dict[str, object]:
 
 
 def _any_value(value: Any) -> object:
-    """An ``AnyValue`` as a Python value (scalars only matter here; the rest is kept roughly)."""
-    if not isinstance(value, dict) or not value:
+    """An ``AnyValue`` as a Python value: the scalars (an ``intValue`` may be a decimal string)
+    and arrays of them; anything else is ``None``, as no attribute read here has another type."""
+    if not isinstance(value, dict) or len(value) != 1:
         return None
     kind, inner = next(iter(value.items()))
     if kind == "intValue":
-        return int(inner) if isinstance(inner, (int, str)) and str(inner).lstrip("-").isdigit() else None
-    if kind == "arrayValue" and isinstance(inner, dict):
-        return [_any_value(item) for item in inner.get("values", []) if isinstance(inner.get("values"), list)]
+        return _integer(inner)
+    if kind == "arrayValue" and isinstance(inner, dict) and isinstance(inner.get("values"), list):
+        return [_any_value(item) for item in inner["values"]]
     if kind in ("stringValue", "boolValue", "doubleValue"):
         return inner
+    return None
+
+
+def _integer(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
     return None
 
 

@@ -1,4 +1,5 @@
-"""The ingest endpoint: ``POST /v1/events`` (and ``POST /v1/traces``, ``.otlp_route``) on the package's ASGI stack (starlette on uvicorn).
+"""The ingest endpoint: ``POST /v1/events`` on the package's ASGI stack (starlette on uvicorn);
+``POST /v1/traces`` (``.otlp_route``) beside it shares its reading, keys and acceptance path.
 
 A request goes through, in this order:
 
