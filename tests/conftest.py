@@ -34,3 +34,11 @@ def clickhouse_base_url() -> Iterator[str]:
     from support.store import clickhouse_server_url
 
     yield from clickhouse_server_url()
+
+
+@pytest.fixture(scope="session")
+def chdb_base_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """ClickHouse's current engine in this process (chDB: one data directory per process, so one
+    per pytest-xdist worker); each test takes a database of its own (``fresh_database_url``)."""
+    pytest.importorskip("chdb", reason="chdb-core (the test extra) is not installed")
+    return f"chdb://{tmp_path_factory.mktemp('chdb')}"
