@@ -9,6 +9,7 @@ JSON mapping (hex ids, integer enums, 64-bit integers as strings).
 
 from __future__ import annotations
 
+import base64
 import gzip
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,6 +24,8 @@ pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed"
 pytest.importorskip("opentelemetry.proto", reason="the otel extra is not installed")
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
+from google.protobuf.json_format import MessageToDict
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -30,7 +33,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
@@ -180,6 +183,38 @@ def test_the_sinks_own_spans_land_with_the_events_metrics(
     # A call that never reached its handler has no latency: the sink's span lasts 0 s.
     sent = sorted(event.get("latency_ms", 0.0) for event in events)
     assert sorted(event["latency_ms"] for event in stored(store)) == pytest.approx(sent, abs=0.001)
+
+
+def otlp_json(spans: Sequence[ReadableSpan]) -> bytes:
+    """The spans as the SDK's own encoder writes them (``encode_spans``), in the OTLP/JSON
+    mapping: proto3 JSON with integer enums, except that ids are hex, not base64."""
+    message = MessageToDict(encode_spans(spans), use_integers_for_enums=True)
+    for resource in message.get("resourceSpans", []):
+        for scope in resource.get("scopeSpans", []):
+            for span in scope.get("spans", []):
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64decode(span[key]).hex()
+    return orjson.dumps(message)
+
+
+@SPAN_TO_EVENT
+@SAME_INTAKE
+def test_the_sdk_spans_as_gzip_otlp_json_land_as_the_client_saw(
+    server: BackgroundServer, store: EventStore
+) -> None:
+    copies = InMemorySpanExporter()
+    with sdk_spans_to(SimpleSpanProcessor(copies)):
+        outcomes = run_calls(demo_server(), CALLS, "legacy")
+    body = gzip.compress(otlp_json(copies.get_finished_spans()))
+    response = post(server, body, **{"Content-Encoding": "gzip"})
+    assert response.status_code == 200, response.text
+    assert response.json() == {}
+    calls, flagged, rpc_errors = client_truth(outcomes)
+    assert int(response.headers[IGNORED_HEADER]) >= calls  # the client's spans, at least
+    metrics = store.metrics("project-a").totals
+    assert (metrics.tool_calls, metrics.errors) == (calls, flagged + rpc_errors)
+    assert dict(metrics.by_category) == {"tool_error": flagged, "unknown": rpc_errors}
 
 
 # --- OTLP/JSON, written by hand -----------------------------------------------------------------

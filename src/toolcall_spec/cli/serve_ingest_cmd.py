@@ -1,11 +1,13 @@
 """``toolcall-spec serve-ingest --store URL --keys-file FILE``: the ingest endpoint
-(``POST /v1/events``) on uvicorn, writing accepted events into a store.
+(``POST /v1/events``, and ``POST /v1/traces`` for OTLP/HTTP trace exports of MCP ``tools/call``
+spans) on uvicorn, writing accepted events into a store.
 
-``--store`` is a DuckDB file (the default engine, created when missing) or
-``clickhouse://host:port/database``. ``--keys-file`` is a JSON object mapping each project id to
-its key (``{"my-project": "a-long-random-key"}``); clients send ``Authorization: Bearer <key>``
-and their events are stored under that project. Loopback by default. Prints ``serving on URL``
-once the socket is bound (``--port 0`` picks a free one). Exit 2 when it cannot start.
+``--store`` is a DuckDB file (the default engine, created when missing),
+``clickhouse://host:port/database`` or ``chdb://DIRECTORY``. ``--keys-file`` is a JSON object
+mapping each project id to its key (``{"my-project": "a-long-random-key"}``); clients send
+``Authorization: Bearer <key>`` and their events are stored under that project. Loopback by
+default. Prints ``serving on URL`` once the socket is bound (``--port 0`` picks a free one). Exit 2
+when it cannot start.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ DEFAULT_PORT = 8766
 def register(subparsers: Any) -> str:
     parser = subparsers.add_parser(
         "serve-ingest",
-        help="serve POST /v1/events, storing accepted events in DuckDB or ClickHouse",
+        help="serve POST /v1/events and OTLP POST /v1/traces into DuckDB or ClickHouse",
         description="Exit 2 when the server cannot start (bad store, bad keys file, port taken).",
     )
     parser.add_argument(
-        "--store", required=True, metavar="URL", help="events.duckdb or clickhouse://host:port/db"
+        "--store",
+        required=True,
+        metavar="URL",
+        help="events.duckdb, clickhouse://host:port/db or chdb://DIR",
     )
     parser.add_argument(
         "--keys-file",
