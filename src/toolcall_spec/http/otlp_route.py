@@ -41,7 +41,7 @@ from toolcall_spec.analytics.otlp_spans import (
     translate,
 )
 from toolcall_spec.http.auth import bearer_token
-from toolcall_spec.http.ingest_app import (
+from toolcall_spec.http.ingest_reading import (
     BadEncodingError,
     BodyTooLargeError,
     project_of,
