@@ -2,12 +2,11 @@
 (``POST /v1/events``, and ``POST /v1/traces`` for OTLP/HTTP trace exports of MCP ``tools/call``
 spans) on uvicorn, writing accepted events into a store.
 
-``--store`` is a DuckDB file (the default engine, created when missing),
-``clickhouse://host:port/database`` or ``chdb://DIRECTORY``. ``--keys-file`` is a JSON object
-mapping each project id to its key (``{"my-project": "a-long-random-key"}``); clients send
-``Authorization: Bearer <key>`` and their events are stored under that project. Loopback by
-default. Prints ``serving on URL`` once the socket is bound (``--port 0`` picks a free one). Exit 2
-when it cannot start.
+``--store`` is a DuckDB file (the default engine, created when missing) or
+``clickhouse://host:port/database``. ``--keys-file`` is a JSON object mapping each project id to
+its key (``{"my-project": "a-long-random-key"}``); clients send ``Authorization: Bearer <key>``
+and their events are stored under that project. Loopback by default. Prints ``serving on URL``
+once the socket is bound (``--port 0`` picks a free one). Exit 2 when it cannot start.
 """
 
 from __future__ import annotations
