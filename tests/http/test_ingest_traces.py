@@ -185,6 +185,33 @@ def test_the_sinks_own_spans_land_with_the_events_metrics(
     assert sorted(event["latency_ms"] for event in stored(store)) == pytest.approx(sent, abs=0.001)
 
 
+@SPAN_TO_EVENT
+def test_the_sdk_spans_enriched_by_the_sink_keep_the_events_categories(
+    server: BackgroundServer, store: EventStore
+) -> None:
+    """The production set-up: the SDK traces, ``instrument(server, OpenTelemetrySink())`` adds
+    its attributes to the SDK's span, the exporter sends it. The store then holds the categories
+    the events had (an exception is ``unknown``, a refused call ``validation``), not only
+    ``tool_error``."""
+    events: list[Mapping[str, Any]] = []
+    sink = OpenTelemetrySink(meter_provider=MeterProvider())
+
+    def both(event: Mapping[str, Any]) -> None:
+        events.append(event)
+        sink(event)
+
+    demo = demo_server()
+    instrument(demo, both)
+    with sdk_spans_to(SimpleSpanProcessor(exporter(server))):
+        outcomes = run_calls(demo, CALLS)
+    calls, flagged, rpc_errors = client_truth(outcomes)
+    truth = error_metrics(events)
+    metrics = store.metrics("project-a").totals
+    assert (metrics.tool_calls, metrics.errors) == (calls, flagged + rpc_errors)
+    assert metrics.by_category == truth.by_category
+    assert {"unknown", "tool_error"} <= set(truth.by_category)
+
+
 def otlp_json(spans: Sequence[ReadableSpan]) -> bytes:
     """The spans as the SDK's own encoder writes them (``encode_spans``), in the OTLP/JSON
     mapping: proto3 JSON with integer enums, except that ids are hex, not base64."""
