@@ -247,3 +247,20 @@ def test_a_missing_server_skips_with_its_reason_but_fails_under_ci(
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="ClickHouse is required here"):
         unavailable("no server")
+
+
+@pytest.mark.parametrize(
+    ("suffix", "says"),
+    [("", "no data directory named"), ("/tmp/x?engine=old", "unknown option engine")],
+)
+def test_a_bad_chdb_url_is_a_clear_error(suffix: str, says: str) -> None:
+    with pytest.raises(StoreError, match=says):
+        open_store(f"chdb://{suffix}")
+
+
+def test_a_second_chdb_directory_while_one_is_open_is_refused(
+    chdb_base_url: str, tmp_path: Path
+) -> None:
+    refused = pytest.raises(StoreError, match="cannot open the embedded ClickHouse store")
+    with open_store(fresh_database_url(chdb_base_url)), refused:
+        open_store(f"chdb://{tmp_path / 'other'}")
