@@ -23,8 +23,10 @@ from toolcall_spec.analytics.otlp_spans import (
     span_classification,
     span_event,
     span_event_id,
+    span_path,
     translate,
 )
+from toolcall_spec.json_paths import format_path
 
 SPAN_TO_EVENT = pytest.mark.requirement("toolcall-spec.requirement.otlp.span-to-event")
 NOT_A_TRACE = pytest.mark.requirement("toolcall-spec.requirement.otlp.not-a-trace")
@@ -262,3 +264,9 @@ def test_any_protobuf_body_is_read_or_refused_with_a_reason(body: bytes) -> None
         assert out.startswith("not a protobuf ExportTraceServiceRequest")
     else:
         assert all(": " in reason for reason in out.skipped)
+
+
+@given(st.integers(0, 10**6), st.integers(0, 10**6), st.integers(0, 10**6))
+def test_a_span_path_is_the_package_path_form(resource: int, scope: int, index: int) -> None:
+    parts: list[str | int] = ["resourceSpans", resource, "scopeSpans", scope, "spans", index]
+    assert span_path(resource, scope, index) == format_path(parts)

@@ -211,6 +211,12 @@ def span_classification(span: OtlpSpan) -> Classification:
     return Classification("error", category, error_message(span.status_message or None))
 
 
+def span_path(resource: int, scope: int, index: int) -> str:
+    """Where a span is in the export (``format_path``'s form, written out: it is on every span's
+    way, and its members are plain names)."""
+    return f"resourceSpans[{resource}].scopeSpans[{scope}].spans[{index}]"
+
+
 def span_event_id(trace_id: str, span_id: str) -> str:
     """The event id of a span: the same for every export of the span."""
     return str(uuid.uuid5(EVENT_ID_NAMESPACE, f"{trace_id}-{span_id}"))
@@ -254,7 +260,7 @@ def _json_resources(resources: list[Any]) -> Iterator[OtlpSpan | SpanProblem]:
             for i, span in enumerate(
                 _array(_member(scope_object, "spans", "spans"), [*at, "spans"])
             ):
-                path = format_path([*at, "spans", i])
+                path = span_path(r, s, i)
                 try:
                     yield _json_span(span, path, scope)
                 except SpanFormatError as exc:
@@ -402,7 +408,7 @@ def _protobuf_resources(request: Any) -> Iterator[OtlpSpan | SpanProblem]:
         for s, scope_spans in enumerate(resource.scope_spans):
             scope = " ".join(p for p in (scope_spans.scope.name, scope_spans.scope.version) if p)
             for i, span in enumerate(scope_spans.spans):
-                path = format_path(["resourceSpans", r, "scopeSpans", s, "spans", i])
+                path = span_path(r, s, i)
                 try:
                     yield _protobuf_span(span, path, scope)
                 except SpanFormatError as exc:
