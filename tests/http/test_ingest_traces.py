@@ -374,7 +374,10 @@ def test_a_retried_export_is_stored_once(server: BackgroundServer, store: EventS
 @SKIPPED_REPORTED
 @pytest.mark.parametrize("content_type", ["application/json", PROTOBUF])
 def test_a_tools_call_span_without_the_attributes_is_a_partial_success(
-    server: BackgroundServer, store: EventStore, content_type: str
+    server: BackgroundServer,
+    store: EventStore,
+    content_type: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     spans = [
         json_span(attributes=tools_call("ok")),
@@ -405,6 +408,10 @@ def test_a_tools_call_span_without_the_attributes_is_a_partial_success(
     if content_type == "application/json":
         assert f"{span_path}[3]: traceId:" in message
     assert [event["event_name"] for event in stored(store)] == ["ok"]
+    (logged,) = [
+        r for r in caplog.records if r.name.endswith("otlp_route") and r.levelname == "WARNING"
+    ]
+    assert f"{span_path}[1]: a tools/call span without gen_ai.tool.name" in logged.getMessage()
 
 
 def to_protobuf(json_body: bytes) -> bytes:

@@ -106,15 +106,17 @@ def traces_endpoint(
         problem = await make_durable(project, accepted)
         if problem is not None:
             return problem
-        if translation.ignored or rejected:
-            logger.info(
-                "%s: %d events stored, %d spans rejected, %d spans ignored",
-                TRACES_PATH,
-                len(accepted),
-                rejected,
-                translation.ignored,
-            )
-        body = export_response(rejected, _summary(notes), reply)
+        summary = _summary(notes)
+        if rejected:
+            logger.warning("%s: %d spans rejected: %s", TRACES_PATH, rejected, summary)
+        logger.info(
+            "%s: %d events stored, %d spans rejected, %d spans ignored",
+            TRACES_PATH,
+            len(accepted),
+            rejected,
+            translation.ignored,
+        )
+        body = export_response(rejected, summary, reply)
         headers = {IGNORED_HEADER: str(translation.ignored)}
         return Response(body, 200, headers, media_type=reply)
 
