@@ -40,7 +40,7 @@ from opentelemetry.trace import SpanKind
 from support.mcp_servers import Call, demo_server, run_calls
 from support.otel import sdk_spans_to
 
-from toolcall_spec.analytics.ingest import MAX_BODY_BYTES
+from toolcall_spec.analytics.ingest import MAX_BATCH_EVENTS, MAX_BODY_BYTES
 from toolcall_spec.analytics.metrics import error_metrics
 from toolcall_spec.analytics.otel import OpenTelemetrySink
 from toolcall_spec.analytics.otlp_spans import span_event_id
@@ -514,3 +514,18 @@ def test_a_store_failure_is_503_and_nothing_is_acknowledged() -> None:
 def test_an_unsupported_media_type_is_415(server: BackgroundServer) -> None:
     assert post(server, b"{}", "text/plain").status_code == 415
     assert post(server, b"{}", **{"Content-Encoding": "br"}).status_code == 415
+
+
+@SAME_INTAKE
+def test_an_export_of_more_spans_than_a_batch_holds_is_checked_in_batches(
+    server: BackgroundServer, store: EventStore
+) -> None:
+    """An exporter does not know the events route's 1,000-event batch: the spans are checked in
+    batches of that size, and all of them stored."""
+    count = MAX_BATCH_EVENTS + 200
+    body = json_export([json_span(attributes=tools_call(f"tool_{i % 7}")) for i in range(count)])
+    assert len(body) < MAX_BODY_BYTES
+    response = post(server, body)
+    assert response.status_code == 200, response.text
+    assert response.json() == {}
+    assert store.count("project-a") == count
