@@ -183,6 +183,35 @@ def test_a_json_body_that_is_not_a_trace_names_where(body: bytes, says: str) -> 
     assert says in str(caught.value)
 
 
+def test_members_a_newer_otlp_adds_are_ignored() -> None:
+    """OTLP/JSON receivers must ignore fields they do not know (opentelemetry-specification
+    #2816): beside resourceSpans, in a resource, a scope and a span."""
+    span = {
+        "traceId": TRACE,
+        "spanId": SPAN,
+        "kind": 2,
+        "startTimeUnixNano": "1",
+        "endTimeUnixNano": "2",
+        "attributes": [
+            {"key": "mcp.method.name", "value": {"stringValue": "tools/call"}},
+            {"key": "gen_ai.tool.name", "value": {"stringValue": "add"}},
+        ],
+        "futureSpanField": {"x": 1},
+    }
+    export = {
+        "resourceSpans": [{"scopeSpans": [{"spans": [span], "futureScope": 1}], "future": []}],
+        "futureTopLevel": True,
+    }
+    out = translate(json_spans(orjson.dumps(export)))
+    assert [(path, event["event_name"]) for path, event in out.events] == [
+        ("resourceSpans[0].scopeSpans[0].spans[0]", "add")
+    ]
+
+
+def test_an_empty_export_is_no_spans() -> None:
+    assert translate(json_spans(b"{}")).events == []
+
+
 def test_a_malformed_json_span_is_a_problem_with_its_path() -> None:
     spans = [
         {"traceId": TRACE, "spanId": SPAN, "kind": "SPAN_KIND_NOPE"},

@@ -234,19 +234,29 @@ def json_spans(raw: bytes) -> Iterator[OtlpSpan | SpanProblem]:
         raise TraceBodyError(f"not JSON: {exc}") from None
     if not isinstance(export, dict):
         raise TraceBodyError("(root): an OTLP trace export is a JSON object with resourceSpans")
+    if not _EXPORT_MEMBERS & export.keys():
+        _refuse_other_document(export)
+    resources = export.get("resourceSpans", export.get("resource_spans", []))
+    return _json_resources(_array(resources, ["resourceSpans"]))
+
+
+def _refuse_other_document(export: dict[str, Any]) -> None:
+    """A JSON object without ``resourceSpans``: an empty export when it has no members at all,
+    otherwise some other document (another signal's export, a batch of events), refused by
+    naming what it has. With ``resourceSpans``, other members are ignored: OTLP/JSON receivers
+    must ignore fields they do not know (opentelemetry-specification #2816)."""
     for member in export:
         if member in _OTHER_SIGNALS:
             raise TraceBodyError(
                 f"{member}: this is an OTLP {_OTHER_SIGNALS[member]} export; "
                 "/v1/traces takes traces (resourceSpans)"
             )
-        if member not in _EXPORT_MEMBERS:
-            raise TraceBodyError(
-                f"{format_path([member])}: not a member of an OTLP trace export "
-                "(ExportTraceServiceRequest has resourceSpans only)"
-            )
-    resources = export.get("resourceSpans", export.get("resource_spans", []))
-    return _json_resources(_array(resources, ["resourceSpans"]))
+    if export:
+        member = next(iter(export))
+        raise TraceBodyError(
+            f"{format_path([member])}: not a member of an OTLP trace export, which has "
+            "resourceSpans"
+        )
 
 
 def _json_resources(resources: list[Any]) -> Iterator[OtlpSpan | SpanProblem]:
