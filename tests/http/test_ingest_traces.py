@@ -507,7 +507,11 @@ class FailingStore(EventStore):
 def test_a_store_failure_is_503_and_nothing_is_acknowledged() -> None:
     with BackgroundServer(create_ingest_app(IngestSettings(FailingStore(), KEYS))) as running:
         response = post(running, mixed_export()[0])
-    assert response.status_code == 503
+        protobuf = post(running, to_protobuf(mixed_export()[0]), PROTOBUF)
+    assert response.status_code == protobuf.status_code == 503
+    assert response.json() == {"code": 14, "message": "the events could not be stored; retry"}
+    assert protobuf.headers["content-type"] == PROTOBUF
+    assert protobuf.content.startswith(b"\x08\x0e\x12")  # google.rpc.Status, UNAVAILABLE
 
 
 @SAME_INTAKE

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -58,6 +59,7 @@ INVALID_ARGUMENT = 3
 UNAUTHENTICATED = 16
 RESOURCE_EXHAUSTED = 8
 UNIMPLEMENTED = 12
+UNAVAILABLE = 14
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +107,7 @@ def traces_endpoint(
         accepted, rejected, notes = checked_events(translation)
         problem = await make_durable(project, accepted)
         if problem is not None:
-            return problem
+            return as_status(problem, reply)
         summary = _summary(notes)
         if rejected:
             logger.warning("%s: %d spans rejected: %s", TRACES_PATH, rejected, summary)
@@ -151,6 +153,24 @@ def _summary(notes: list[str]) -> str:
     if len(notes) > len(named):
         named.append(f"and {len(notes) - len(named):,} more")
     return "; ".join(named)
+
+
+def as_status(problem: Response, content_type: str) -> Response:
+    """The acceptance path's refusal (503 with ``Retry-After``, 507, in the events route's JSON
+    error form) as OTLP answers it: the same status and headers, the body a ``google.rpc.Status``
+    in the request's encoding, so an exporter retries a 503 as OTLP says it should."""
+    try:
+        message = str(orjson.loads(problem.body)["error"]["message"])
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        message = "the events could not be made durable; nothing was acknowledged"
+    code = UNAVAILABLE if problem.status_code == 503 else RESOURCE_EXHAUSTED
+    headers = {
+        name: value
+        for name, value in problem.headers.items()
+        if name.lower() not in ("content-length", "content-type")
+    }
+    body = status_body(code, message, content_type)
+    return Response(body, problem.status_code, headers, media_type=content_type)
 
 
 def _media_type(header: str | None) -> str:
