@@ -39,6 +39,20 @@ def clickhouse_base_url() -> Iterator[str]:
     yield from clickhouse_server_url()
 
 
+@pytest.fixture(scope="session")
+def chdb_base_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """ClickHouse's current engine in this process (chDB: one data directory per process, so one
+    per pytest-xdist worker); each test takes a database of its own (``fresh_database_url``)."""
+    try:
+        import chdb  # noqa: F401
+    except ImportError:
+        reason = "chdb-core (the test extra) is not installed"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"chdb-core is required under CI=true: {reason}")
+        pytest.skip(reason)
+    return f"chdb://{tmp_path_factory.mktemp('chdb')}"
+
+
 SLOW_SECONDS = 10.0
 """A test that runs longer says why in its docstring (README, Development)."""
 
