@@ -23,7 +23,8 @@ from benchmarks.peers.drive import TRANSPORTS, Run, run_once
 from benchmarks.peers.probe import CALLS, ERROR_CLASSES, EXPECTED_COUNTS, FRAMEWORKS, SUCCESS
 from benchmarks.peers.serve import PEERS
 
-PEER_PACKAGES = {
+PEER_PACKAGES: dict[str, tuple[str, ...]] = {
+    "bare": (),
     "otel": (),
     "logfire": ("logfire",),
     "sentry": ("sentry-sdk",),
@@ -35,6 +36,7 @@ PEER_PACKAGES = {
     "toolcall-spec-otel": ("toolcall-spec",),
 }
 PEER_TITLES = {
+    "bare": "no instrumentation",
     "otel": "the framework's own OpenTelemetry spans",
     "logfire": "logfire (configure + instrument_mcp)",
     "sentry": "Sentry MCPIntegration",
@@ -46,7 +48,12 @@ PEER_TITLES = {
     "toolcall-spec-otel": "toolcall_spec.mcp.instrument + OpenTelemetrySink",
 }
 FRAMEWORK_PACKAGES = {"mcpserver": "mcp", "fastmcp": "fastmcp"}
-SHORT = {"is_error": "isError", "raised": "raised", "unknown_tool": "unknown", "invalid_arguments": "invalid"}
+SHORT = {
+    "is_error": "isError",
+    "raised": "raised",
+    "unknown_tool": "unknown",
+    "invalid_arguments": "invalid",
+}
 ERRORS = sum(EXPECTED_COUNTS[kind] for kind in ERROR_CLASSES)
 
 
@@ -100,7 +107,7 @@ def environment() -> dict[str, Any]:
     for names in PEER_PACKAGES.values():
         packages.update(names)
     return {
-        "date": datetime.datetime.now(datetime.UTC).date().isoformat(),
+        "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
         "python": platform.python_version(),
         "versions": {name: version(name) for name in sorted(packages)},
         "probe": {
@@ -158,7 +165,10 @@ def table_rows(results: list[dict[str, Any]]) -> list[list[str]]:
 
 def render(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)) for row in [header, *rows]]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in [header, *rows]
+    ]
     lines.insert(1, "  ".join("-" * width for width in widths))
     return "\n".join(lines)
 
@@ -167,8 +177,17 @@ def print_report(results: list[dict[str, Any]], env: dict[str, Any]) -> None:
     print(f"measured {env['date']}, Python {env['python']}")
     print("versions: " + ", ".join(f"{k}=={v}" for k, v in env["versions"].items() if v))
     print()
-    header = ["peer", "framework", "transport", "calls seen", "errors", "false err",
-              "own exc msg", "PII kept", "client errors"]
+    header = [
+        "peer",
+        "framework",
+        "transport",
+        "calls seen",
+        "errors",
+        "false err",
+        "own exc msg",
+        "PII kept",
+        "client errors",
+    ]
     print(render(header, table_rows(results)))
     print()
     header = ["peer", "framework", "transport", *(SHORT[kind] for kind in ERROR_CLASSES)]
@@ -182,7 +201,7 @@ def print_report(results: list[dict[str, Any]], env: dict[str, Any]) -> None:
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.peers")
-    parser.add_argument("--peers", default=",".join(PEERS))
+    parser.add_argument("--peers", default=",".join(peer for peer in PEERS if peer != "bare"))
     parser.add_argument("--frameworks", default=",".join(FRAMEWORKS))
     parser.add_argument("--transports", default=",".join(TRANSPORTS))
     parser.add_argument("--json", default="build/peers.json")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,7 +113,7 @@ def _from_agentcat(record: Mapping[str, Any]) -> Iterator[Observation]:
     if tool is None:
         return
     failed = event.get("is_error") is True
-    error = event.get("error") if isinstance(event.get("error"), Mapping) else {}
+    error: Mapping[str, Any] = event["error"] if isinstance(event.get("error"), Mapping) else {}
     label = str(error.get("type") or "is_error") if failed else SUCCESS_LABEL
     yield Observation(str(tool), failed, label, list(_strings(error)), "agentcat event")
 
@@ -164,7 +164,7 @@ READERS = {
 }
 
 
-def observations(records: list[Mapping[str, Any]]) -> list[Observation]:
+def observations(records: Sequence[Mapping[str, Any]]) -> list[Observation]:
     found: list[Observation] = []
     for record in records:
         reader = READERS.get(str(record.get("kind")))
@@ -196,7 +196,7 @@ def call_verdicts(found: list[Observation]) -> dict[str, dict[str, Any]]:
     return verdicts
 
 
-def summarise(records: list[Mapping[str, Any]]) -> dict[str, Any]:
+def summarise(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     found = observations(records)
     verdicts = call_verdicts(found)
     per_class: dict[str, dict[str, Any]] = {}

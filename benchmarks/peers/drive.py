@@ -198,6 +198,7 @@ def run_once(peer: str, framework: str, transport: str, workdir: Path) -> Run:
 
 
 def _failure_text(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    # An exception group (anyio's task groups raise them): its first member says what failed.
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
     return f"{type(exc).__name__}: {exc}"[:300]

@@ -25,6 +25,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from importlib import import_module
+from pathlib import Path
 from typing import Any
 
 from benchmarks.peers.probe import build_server
@@ -36,7 +37,8 @@ class Records:
     """Appends one JSON line per record to a file and flushes it (thread-safe)."""
 
     def __init__(self, path: str) -> None:
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+        # Open for the life of the process: every record is flushed as it is written.
+        self._handle = Path(path).open("a", encoding="utf-8")  # noqa: SIM115
         self._lock = threading.Lock()
 
     def write(self, record: Record) -> None:
@@ -69,7 +71,9 @@ def span_record(span: Any) -> Record:
 def span_exporter(records: Records) -> Any:
     export = import_module("opentelemetry.sdk.trace.export")
 
-    class RecordsExporter(export.SpanExporter):  # type: ignore[misc]
+    base: Any = export.SpanExporter
+
+    class RecordsExporter(base):  # type: ignore[misc]
         def export(self, spans: Sequence[Any]) -> Any:
             for span in spans:
                 records.write(span_record(span))
@@ -118,7 +122,9 @@ def sentry_before(records: Records) -> None:
     transport_module = import_module("sentry_sdk.transport")
     integration = import_module("sentry_sdk.integrations.mcp").MCPIntegration
 
-    class KeepingTransport(transport_module.Transport):  # type: ignore[misc]
+    base: Any = transport_module.Transport
+
+    class KeepingTransport(base):  # type: ignore[misc]
         """Keeps each envelope as a record instead of sending it."""
 
         def capture_envelope(self, envelope: Any) -> None:
@@ -155,7 +161,9 @@ def agentcat_attach(server: Any, records: Records) -> None:
     queue = import_module("agentcat.modules.event_queue")
     telemetry = import_module("agentcat.modules.telemetry")
 
-    class KeepingManager(telemetry.TelemetryManager):  # type: ignore[misc]
+    base: Any = telemetry.TelemetryManager
+
+    class KeepingManager(base):  # type: ignore[misc]
         """Stands where AgentCat hands each finished event to its exporters, and keeps it."""
 
         def __init__(self) -> None:
@@ -198,6 +206,7 @@ def toolcall_otel_attach(server: Any, records: Records) -> None:
 
 
 PEERS: dict[str, tuple[Callable[[Records], None] | None, Callable[[Any, Records], None]]] = {
+    "bare": (None, _nothing),
     "otel": (otel_before, _nothing),
     "logfire": (logfire_before, _nothing),
     "sentry": (sentry_before, _nothing),
@@ -210,7 +219,8 @@ PEERS: dict[str, tuple[Callable[[Records], None] | None, Callable[[Any, Records]
 }
 """Each peer's setup, in the order a user's program runs it: the global part before the server
 is built (a tracer provider, ``logfire.configure``, ``sentry_sdk.init``, an instrumentor), the
-part that takes the server after."""
+part that takes the server after. ``bare`` is the server without any: the ground truth of what
+the client receives (tests/mcp_boundary/test_peers_probe.py), not part of the comparison."""
 
 
 def _describe(exc: BaseException) -> str:
