@@ -133,17 +133,17 @@ def _cell(result: dict[str, Any], kind: str) -> str:
     return f"{row['recorded_as_error']}/{row['calls']} {became}"
 
 
-def table_rows(results: list[dict[str, Any]]) -> list[list[str]]:
+def table_rows(results: list[dict[str, Any]], width: int = 70) -> list[list[str]]:
     rows = []
     for result in results:
         recorded = result["recorded"]
         client = result["client"]
         if recorded is None:
             reason = result["setup"].get("error") or result["run_failure"] or "?"
-            status = f"setup failed: {str(reason)[:70]}"
+            status = f"setup failed: {str(reason)[:width]}"
             rows.append(
                 [result["peer"], result["framework"], result["transport"], status]
-                + ["-"] * 4
+                + ["-"] * 5
                 + [f"{client['errors']}/{client['answered']}"]
             )
             continue
@@ -157,10 +157,18 @@ def table_rows(results: list[dict[str, Any]]) -> list[list[str]]:
                 str(recorded["successes_recorded_as_errors"]),
                 f"{recorded['raised_with_own_message']}/{EXPECTED_COUNTS['raised']}",
                 "yes" if recorded["pii_in_error_messages"] else "no",
+                recorded_by(result),
                 f"{client['errors']}/{client['answered']}",
             ]
         )
     return rows
+
+
+def recorded_by(result: dict[str, Any]) -> str:
+    """Who recorded the observations: the instrumentation scopes of the spans (the framework's
+    own, ``mcp-python-sdk`` or ``fastmcp``, when the peer adds none), or the record kinds."""
+    sources = (result["recorded"] or {}).get("recorded_by") or {}
+    return ", ".join(sorted(sources)) or "nothing"
 
 
 def render(header: list[str], rows: list[list[str]]) -> str:
@@ -186,6 +194,7 @@ def print_report(results: list[dict[str, Any]], env: dict[str, Any]) -> None:
         "false err",
         "own exc msg",
         "PII kept",
+        "recorded by",
         "client errors",
     ]
     print(render(header, table_rows(results)))
@@ -199,6 +208,52 @@ def print_report(results: list[dict[str, Any]], env: dict[str, Any]) -> None:
     print(render(header, rows))
 
 
+# --- the Markdown table of docs/peers.md --------------------------------------------------------
+
+
+def _merged(cells: list[str]) -> str:
+    """One cell for the transports: the value once when they agree, else each named."""
+    if len(set(cells)) == 1:
+        return cells[0]
+    return "; ".join(
+        f"{transport}: {cell}" for transport, cell in zip(TRANSPORTS, cells, strict=False)
+    )
+
+
+def markdown(document: dict[str, Any]) -> str:
+    """The table of docs/peers.md from a run's JSON: one row per peer and framework, the
+    transports merged where they agree."""
+    results = document["results"]
+    header = [
+        "peer",
+        "framework",
+        "calls seen",
+        f"errors recorded (of {ERRORS})",
+        *(f"{SHORT[kind]} ({EXPECTED_COUNTS[kind]})" for kind in ERROR_CLASSES),
+        "exception's own message",
+        "PII in error messages",
+        "recorded by",
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    keys = list(dict.fromkeys((r["peer"], r["framework"]) for r in results))
+    for peer, framework in keys:
+        mine = [r for r in results if (r["peer"], r["framework"]) == (peer, framework)]
+        table = table_rows(mine, width=400)
+        classes = [[_cell(r, kind) for r in mine] for kind in ERROR_CLASSES]
+        cells = [
+            document.get("peers", {}).get(peer, peer),
+            framework,
+            _merged([row[3] for row in table]),
+            _merged([row[4] for row in table]),
+            *(_merged(cell) for cell in classes),
+            _merged([row[6] for row in table]),
+            _merged([row[7] for row in table]),
+            _merged([row[8] for row in table]),
+        ]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines)
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.peers")
     parser.add_argument("--peers", default=",".join(peer for peer in PEERS if peer != "bare"))
@@ -206,11 +261,20 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--transports", default=",".join(TRANSPORTS))
     parser.add_argument("--json", default="build/peers.json")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument(
+        "--markdown",
+        metavar="JSON",
+        default=None,
+        help="print the docs table from a run's JSON (nothing is run)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str]) -> None:
     options = parse(argv)
+    if options.markdown is not None:
+        print(markdown(json.loads(Path(options.markdown).read_text(encoding="utf-8"))))
+        return
     workdir = Path(options.workdir or tempfile.mkdtemp(prefix="toolcall-spec-peers-"))
     workdir.mkdir(parents=True, exist_ok=True)
     results = []

@@ -143,7 +143,7 @@ def _from_sentry(record: Mapping[str, Any]) -> Iterator[Observation]:
     if record.get("type") == "event":
         level = payload.get("level")
         exceptions = (payload.get("exception") or {}).get("values") or []
-        described = [(value.get("type"), value.get("value")) for value in exceptions]
+        described = [[value.get("type"), value.get("value")] for value in exceptions]
         # Not the stack frames: their source lines mention other tools of the probe.
         tool = _single_tool(
             payload.get("transaction"), payload.get("logentry"), payload.get("message"), described

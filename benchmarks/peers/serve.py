@@ -229,9 +229,36 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}{where}"
 
 
+class _KeepWarnings(logging.Handler):
+    """Keeps what a peer logs at WARNING or above while it sets up (e.g. "not a supported
+    server; nothing was instrumented"): the peer's own word on what it did."""
+
+    def __init__(self, records: Records) -> None:
+        super().__init__(logging.WARNING)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = f"{record.name}: {record.getMessage()}"[:300]
+        self.records.write({"kind": "warning", "message": message})
+
+
 def set_up(peer: str, framework: str, records: Records) -> Any:
     """The probe server with ``peer`` attached; a failing step is recorded, never raised."""
     before, attach = PEERS[peer]
+    handler = _KeepWarnings(records)
+    logging.getLogger().addHandler(handler)
+    try:
+        return _set_up(before, attach, framework, records)
+    finally:
+        logging.getLogger().removeHandler(handler)
+
+
+def _set_up(
+    before: Callable[[Records], None] | None,
+    attach: Callable[[Any, Records], None],
+    framework: str,
+    records: Records,
+) -> Any:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         stage = "before"
