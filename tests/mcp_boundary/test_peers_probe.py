@@ -95,3 +95,76 @@ def test_the_reader_finds_the_address_in_a_recorded_error_message() -> None:
     assert summarise([leaking])["pii_in_error_messages"] is True
     assert summarise([leaking])["raised_with_own_message"] == 1
     assert summarise([clean])["pii_in_error_messages"] is False
+
+
+def test_the_reader_counts_this_packages_events_by_status_and_labels_them_by_category() -> None:
+    records = [
+        {"kind": "toolcall_event", "event": {"event_name": "sync_contacts", "status": "success"}},
+        {
+            "kind": "toolcall_event",
+            "event": {
+                "event_name": "export_report",
+                "status": "error",
+                "error_category": "unknown",
+                "error_message": "[EMAIL_REDACTED] may not export Q3",
+            },
+        },
+    ]
+    summary = summarise(records)
+
+    assert summary["per_class"][RAISED]["recorded_as_error"] == 1
+    assert summary["per_class"][RAISED]["became"] == {"success": 1, "unknown": 1, "not seen": 2}
+    assert summary["raised_with_own_message"] == 1
+    assert summary["pii_in_error_messages"] is False
+
+
+def test_the_reader_takes_agentcats_is_error_and_its_error_type() -> None:
+    event = {
+        "resource_name": "charge_card",
+        "is_error": True,
+        "error": {"message": f"card of {EMAIL} declined", "type": "UnexpectedToolError"},
+    }
+    summary = summarise([{"kind": "agentcat", "event": event}])
+
+    assert summary["calls"]["charge_card"]["became"] == "UnexpectedToolError"
+    assert summary["pii_in_error_messages"] is True
+
+
+def test_the_reader_counts_a_sentry_error_event_and_not_an_ok_transaction() -> None:
+    transaction = {
+        "transaction": "tools/call refund_order",
+        "contexts": {"trace": {"status": "ok", "data": {"mcp.tool.name": "refund_order"}}},
+        "spans": [],
+    }
+    logged = {
+        "level": "error",
+        "logentry": {"formatted": "Tool 'sync_contacts' raised an unexpected exception"},
+        "exception": {
+            "values": [
+                {
+                    "type": "ConnectionError",
+                    "value": f"address book of {EMAIL} unreachable",
+                    "mechanism": {"type": "logging"},
+                    # Stack frames quote the probe's source, which names other tools: not read.
+                    "stacktrace": {"frames": [{"context_line": "def sum_numbers(a, b):"}]},
+                }
+            ]
+        },
+    }
+    records = [
+        {"kind": "sentry", "type": "transaction", "payload": transaction},
+        {"kind": "sentry", "type": "event", "payload": logged},
+    ]
+    summary = summarise(records)
+
+    assert summary["calls"]["refund_order"] | {"messages": []} == {
+        "kind": IS_ERROR,
+        "seen": True,
+        "error": False,
+        "became": "success",
+        "messages": [],
+    }
+    assert summary["calls"]["sync_contacts"]["became"] == "logging event"
+    assert summary["calls"]["sum_numbers"]["seen"] is False
+    assert summary["errors_recorded"] == 1
+    assert summary["pii_in_error_messages"] is True
