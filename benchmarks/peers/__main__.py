@@ -287,11 +287,29 @@ def main(argv: list[str]) -> None:
                 print(f"  {peer} / {framework} / {transport}: {run.seconds} s", file=sys.stderr)
     env = environment()
     print_report(results, env)
-    output = Path(options.json)
-    output.parent.mkdir(parents=True, exist_ok=True)
     document = {**env, "peers": PEER_TITLES, "results": results}
-    output.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"\nJSON: {output}  raw records and server logs: {workdir}")
+    output = Path(options.json)
+    write_json(output, document)
+    summary = output.with_name(f"{output.stem}-summary.json")
+    write_json(summary, summary_document(document))
+    print(f"\nJSON: {output} (summary: {summary})  raw records and server logs: {workdir}")
+
+
+def write_json(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def summary_document(document: dict[str, Any]) -> dict[str, Any]:
+    """The run without what the client received and what was recorded call by call: what the
+    docs table is made of (docs/data/peers.json is one, the measurement docs/peers.md shows)."""
+    results = []
+    for result in document["results"]:
+        kept = {key: value for key, value in result.items() if key != "client_outcomes"}
+        if kept["recorded"] is not None:
+            kept["recorded"] = {k: v for k, v in kept["recorded"].items() if k != "calls"}
+        results.append(kept)
+    return {**document, "results": results}
 
 
 if __name__ == "__main__":

@@ -84,7 +84,8 @@ def _from_span(record: Mapping[str, Any]) -> Iterator[Observation]:
         label = f"{label} ({finer})"
     messages = [record["description"]] if record.get("description") else []
     for event in record.get("events") or []:
-        messages.extend(_strings(event.get("attributes")))
+        event_attributes = event.get("attributes") or {}
+        messages.extend(_strings(event_attributes.get("exception.message")))
     messages.extend(
         str(value)
         for key, value in attributes.items()
@@ -115,7 +116,9 @@ def _from_agentcat(record: Mapping[str, Any]) -> Iterator[Observation]:
     failed = event.get("is_error") is True
     error: Mapping[str, Any] = event["error"] if isinstance(event.get("error"), Mapping) else {}
     label = str(error.get("type") or "is_error") if failed else SUCCESS_LABEL
-    yield Observation(str(tool), failed, label, list(_strings(error)), "agentcat event")
+    yield Observation(
+        str(tool), failed, label, list(_strings(error.get("message"))), "agentcat event"
+    )
 
 
 def _from_sentry(record: Mapping[str, Any]) -> Iterator[Observation]:
@@ -191,7 +194,8 @@ def call_verdicts(found: list[Observation]) -> dict[str, dict[str, Any]]:
             "seen": bool(mine),
             "error": bool(errors),
             "became": " + ".join(labels),
-            "messages": [message for item in errors for message in item.messages],
+            # Each distinct message once (a span and its exception event often repeat it).
+            "messages": list(dict.fromkeys(m for item in errors for m in item.messages)),
         }
     return verdicts
 
