@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import socket
 import sys
 import threading
@@ -224,9 +225,11 @@ the client receives (tests/mcp_boundary/test_peers_probe.py), not part of the co
 
 
 def _describe(exc: BaseException) -> str:
+    """The exception and where it was raised, without this machine's paths (the text goes into
+    the docs' JSON): ``.../site-packages/mcp/x.py`` is written ``mcp/x.py``."""
     last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f" (at {last[0].filename.rsplit('/', 2)[-1]}:{last[0].lineno})" if last else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    return re.sub(r"[^\s'\"]*/site-packages/", "", f"{type(exc).__name__}: {exc}{where}")
 
 
 class _KeepWarnings(logging.Handler):
