@@ -137,10 +137,10 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "benchmarks", *session.posargs)
 
 
+PEER_FRAMEWORKS = ("mcp==2.3.0", "fastmcp==4.2.3", "opentelemetry-sdk==1.45.2")
+"""What the probe server runs on in ``nox -s peers``: the frameworks and the OpenTelemetry SDK."""
+
 PEER_PINS = (
-    "mcp==2.3.0",
-    "fastmcp==4.2.3",
-    "opentelemetry-sdk==1.45.2",
     "logfire==5.4.0",
     "sentry-sdk==2.75.0",
     "opentelemetry-instrumentation-mcp==0.62.4",
@@ -158,6 +158,14 @@ def peers(session: nox.Session) -> None:
     """The comparison of docs/peers.md: each peer instruments the probe server in a process of
     its own, the real mcp client drives the same 22 calls over stdio and streamable HTTP, and a
     table of what each recorded is printed and written to build/peers.json. It reports what the
-    peers do; it does not fail when they change (``-- --peers a,b`` ``--transports stdio``...)."""
-    session.install("-e", ".[mcp,otel,http]", *PEER_PINS)
+    peers do; it does not fail when they change (``-- --peers a,b`` ``--transports stdio``...).
+
+    Each peer is installed on its own, with the frameworks pinned beside it: a peer that cannot
+    be installed with them is left out (its rows then say the import failed), and none can move
+    the frameworks to other versions."""
+    session.install("-e", ".[mcp,otel,http]", *PEER_FRAMEWORKS)
+    for pin in PEER_PINS:
+        session.run(
+            "python", "-m", "pip", "install", "--quiet", pin, *PEER_FRAMEWORKS, success_codes=[0, 1]
+        )
     session.run("python", "-m", "benchmarks.peers", *session.posargs)
