@@ -2,8 +2,10 @@
 runs it).
 
 Options: ``--peers a,b`` ``--frameworks mcpserver,fastmcp`` ``--transports stdio,http`` (default:
-all), ``--json PATH`` (default ``build/peers.json``), ``--workdir DIR`` (the raw records and each
-server's stderr; default a fresh temporary folder, kept and named in the output).
+all), ``--json PATH`` (default ``build/peers.json``; ``build/peers-summary.json`` beside it),
+``--workdir DIR`` (the raw records and each server's stderr; default a fresh temporary folder, kept
+and named in the output). ``--markdown JSON [--page docs/peers.md]`` runs nothing: it prints the
+docs table made from a run's JSON, or writes it into the page.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import datetime
 import json
 import platform
+import re
 import sys
 import tempfile
 from importlib import metadata
@@ -267,13 +270,34 @@ def parse(argv: list[str]) -> argparse.Namespace:
         default=None,
         help="print the docs table from a run's JSON (nothing is run)",
     )
+    parser.add_argument(
+        "--page",
+        default=None,
+        help="with --markdown: write the table into this page (after its peers-table comment)",
+    )
     return parser.parse_args(argv)
+
+
+TABLE_BLOCK = re.compile(r"(<!-- peers-table: [^>]*-->\n)(.*?)\n\n", re.DOTALL)
+"""The table of docs/peers.md: the lines after its ``peers-table`` comment, up to a blank line."""
+
+
+def replace_table(page: Path, table: str) -> None:
+    text = page.read_text(encoding="utf-8")
+    if TABLE_BLOCK.search(text) is None:
+        raise SystemExit(f"{page}: no <!-- peers-table: ... --> comment followed by a table")
+    updated = TABLE_BLOCK.sub(lambda match: match.group(1) + table + "\n\n", text, count=1)
+    page.write_text(updated, encoding="utf-8")
 
 
 def main(argv: list[str]) -> None:
     options = parse(argv)
     if options.markdown is not None:
-        print(markdown(json.loads(Path(options.markdown).read_text(encoding="utf-8"))))
+        table = markdown(json.loads(Path(options.markdown).read_text(encoding="utf-8")))
+        if options.page is None:
+            print(table)
+        else:
+            replace_table(Path(options.page), table)
         return
     workdir = Path(options.workdir or tempfile.mkdtemp(prefix="toolcall-spec-peers-"))
     workdir.mkdir(parents=True, exist_ok=True)

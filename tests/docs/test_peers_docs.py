@@ -5,12 +5,12 @@ the date and versions it names are that run's."""
 from __future__ import annotations
 
 import json
-import re
+from pathlib import Path
 from typing import Any
 
 from support.repo import REPO
 
-from benchmarks.peers.__main__ import markdown
+from benchmarks.peers.__main__ import TABLE_BLOCK, markdown, replace_table
 
 PAGE = REPO / "docs" / "peers.md"
 MEASURED = REPO / "docs" / "data" / "peers.json"
@@ -26,9 +26,18 @@ def _measured() -> dict[str, Any]:
 
 
 def test_the_table_is_the_one_the_cited_run_makes() -> None:
-    match = re.search(r"<!-- peers-table: [^>]*-->\n(.*?)\n\n", _page(), re.DOTALL)
+    match = TABLE_BLOCK.search(_page())
     assert match is not None, "no peers-table block on the page"
-    assert match.group(1) == markdown(_measured())
+    assert match.group(2) == markdown(_measured())
+
+
+def test_writing_the_table_into_a_page_replaces_only_the_table(tmp_path: Path) -> None:
+    page = tmp_path / "peers.md"
+    page.write_text("# Peers\n\n<!-- peers-table: x -->\n| old |\n|---|\n\nAfter.\n", "utf-8")
+    replace_table(page, "| new |\n|---|")
+    assert (
+        page.read_text("utf-8") == "# Peers\n\n<!-- peers-table: x -->\n| new |\n|---|\n\nAfter.\n"
+    )
 
 
 def test_the_page_names_the_runs_date_and_every_measured_version() -> None:
