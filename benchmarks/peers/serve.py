@@ -262,6 +262,8 @@ def _set_up(
     framework: str,
     records: Records,
 ) -> Any:
+    server: Any = None
+    setup: Record = {"kind": "setup", "ok": True}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         stage = "before"
@@ -273,13 +275,14 @@ def _set_up(
             stage = "attach"
             attach(server, records)
         except Exception as exc:
-            records.write({"kind": "setup", "ok": False, "stage": stage, "error": _describe(exc)})
-            return server if stage == "attach" else build_server(framework)
+            setup = {"kind": "setup", "ok": False, "stage": stage, "error": _describe(exc)}
     for warning in caught:
         if issubclass(warning.category, (UserWarning, DeprecationWarning)):
             records.write({"kind": "warning", "message": str(warning.message)[:300]})
-    records.write({"kind": "setup", "ok": True})
-    return server
+    records.write(setup)
+    # After a failed setup the calls still run, on the server as the failure left it (or a
+    # fresh one when it was never built), so the client's side is measured all the same.
+    return server if server is not None else build_server(framework)
 
 
 # --- serving ------------------------------------------------------------------------------------
