@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "serve_ingest_cmd",
         "serve POST /v1/events, storing accepted events in DuckDB or ClickHouse",
     ),
+    "record": (
+        "record_cmd",
+        "record an MCP server's tool calls into a suite (a transparent stdio or HTTP proxy)",
+    ),
     "new": ("new_cmd", "start a document from a template (a suite)"),
     "completion": ("completion_cmd", "print the shell completion script for bash, zsh or fish"),
 }
@@ -67,6 +71,7 @@ EXIT_1: dict[str, str] = {
     "diff": "a change is major (breaking)",
     "load": "some lines were rejected (each is reported on stderr)",
     "serve-ingest": "(not used)",
+    "record": "the MCP server ended the session before the client did",
     "new": "(not used)",
     "completion": "(not used)",
 }
