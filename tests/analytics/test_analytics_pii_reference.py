@@ -22,6 +22,7 @@ from support.strategies.pii_text import (
     emails,
     ibans,
     ip_addresses,
+    looser_pii,
     messages_without_pii,
     non_pii_numbers,
     phone_numbers,
@@ -64,6 +65,12 @@ _LOOKALIKES = st.sampled_from(
         "gb82 west 1234 5698 7654 32",
         "AKIAIOSFODNN7EXAMPLEx",
         "task-sk-abcdefghijklmnopqrst",
+        "05/12/2026 18:30",
+        "2026-11-30 - 2026-12-01",
+        "0044 (0)20 7946 0958",
+        "value='max@example.com'",
+        "a&b='c@example.com",
+        "https://a/b@example.com",
     ]
 )
 _PIECES = st.one_of(
@@ -74,12 +81,15 @@ _PIECES = st.one_of(
     ip_addresses(),
     ssns(),
     covered_pii(),
+    looser_pii(),
     secrets(),
     non_pii_numbers(),
     _LOOKALIKES,
     st.text(_NEAR_PII, max_size=12),
 )
-_JOINERS = st.sampled_from(["", " ", "  ", "-", ".", ", ", "\n", "+", "(", ")", ":", "/", "x"])
+_JOINERS = st.sampled_from(
+    ["", " ", "  ", "-", ".", ", ", "\n", "+", "(", ")", ":", "/", "x", " - ", " / ", "'", "="]
+)
 
 
 @st.composite

@@ -16,9 +16,9 @@ one) is repaired, accepted, and named in ``warnings`` by its ``index`` as sent
 PII-stripped and clamped to 500 characters, as the SDK side does), unknown members are dropped,
 an error without a category becomes ``unknown``, and a success keeps its status and loses its
 error members. An event with error members but no ``status`` is not repaired: nothing says
-whether it failed, so it is rejected, as the schema and Yavio's ingest reject it. Identifiers (``trace_id``, ``session_id``, ``event_name``, ``user_id``,
-``subject_id``) are never cut, since a cut id could merge two; over-long, they reject the event,
-as in Yavio's ingest.
+whether it failed, so it is rejected, as the schema and Yavio's ingest reject it. Identifiers
+(``trace_id``, ``session_id``, ``event_name``, ``user_id``, ``subject_id``) are never cut,
+since a cut id could merge two; over-long, they reject the event, as in Yavio's ingest.
 
 ``errors`` names each rejected event by its ``index`` in the batch as sent, with its issues as
 ``path: message``. A repeated ``event_id`` (compared case-insensitively, as UUIDs are) rejects the

@@ -144,7 +144,7 @@ _WORD_LOOKAHEAD = 512  # longer than any address or number a pass recognises
 _TRAILING_WORD = re.compile(r"\S+\Z")
 _LEADING_WORD = re.compile(r"\S+")
 _MAY_BE_PII = re.compile(r"[0-9\"'@:]|eyJ|[spr]k[-_]|gh[pousr]_|AKIA|ASIA")
-_MAY_SPAN_A_SPACE = re.compile(r"[0-9\"]|^(?:[Bb]earer|[Bb]asic|BEARER|BASIC)$")
+_MAY_SPAN_A_SPACE = re.compile(r"[0-9\"]|^(?:[Bb]earer|[Bb]asic|BEARER|BASIC|[-/])$")
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -259,13 +259,19 @@ def _email_spans(text: str) -> list[Span]:
     return spans
 
 
-_LOCAL_RUN = re.compile(r"[\w.%+\-']*")
+# What a local part is made of: letters, digits and every other character RFC 5322 allows
+# unquoted (``&``, ``{``, ``}``, ``'``, ``+``, ``=``, ...) but ``/``, which reads as a path or a
+# URL before the address (``https://bob@...``).
+_LOCAL_CHARACTERS = r"\w.!#$%&'*+\-=?^`{|}~"
+_LOCAL_RUN = re.compile(rf"[{_LOCAL_CHARACTERS}]*")
 _LOOK_BACK = 256
 
 
 def _local_start(text: str, at: int) -> int:
     """Where the run of local-part characters that ends at ``at`` starts. Read backwards in
-    chunks; a run stops at the ``@`` before it, so every character is read once overall."""
+    chunks; a run stops at the ``@`` before it, so every character is read once overall. An
+    apostrophe belongs to the local part after a letter or digit (``o'brien``); after anything
+    else it quotes the address (``value='max@...'``), and the local part starts after it."""
     start = at
     while start > 0:
         chunk_start = max(0, start - _LOOK_BACK)
@@ -275,12 +281,17 @@ def _local_start(text: str, at: int) -> int:
         start -= length
         if length < len(backwards):
             break
+    quote = text.rfind("'", start, at)
+    while quote >= 0:
+        if quote == start or _WORD.match(text, quote - 1) is None:
+            return quote + 1
+        quote = text.rfind("'", start, quote)
     return start
 
 
 # "quoted local part"@domain and local@[IP literal]: the two forms the run scan cannot see.
 _EMAIL_SPECIAL = re.compile(
-    r'(?:"[^"\r\n]{1,64}"|[\w.%+\-\']{1,64})@'
+    rf'(?:"[^"\r\n]{{1,64}}"|[{_LOCAL_CHARACTERS}]{{1,64}})@'
     r"(?:\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]|[^\W_](?:[\w\-]{0,62}\.)+[^\W\d_]{2,24}(?![\w-]))"
 )
 
@@ -549,20 +560,32 @@ def _redact_ipv4(text: str) -> str:
 
 # --- phone numbers ------------------------------------------------------------------------------
 
+# How people split the groups of a number: one space, dash, dot or slash, or a dash or slash
+# with a space on each side (``020 - 7946 - 0958``, ``030 / 1234567``). Every form has a fixed
+# length, so the patterns built with it keep a bounded length.
+_GROUPING = r"(?:[-./ ]| [-/] )"
+
+
+def _not_a_later_group(first: str) -> str:
+    """Lookbehinds, read at the character after ``first`` (a pattern's first character): the
+    match does not continue a digit group before it."""
+    return rf"(?<![0-9][-./ ]{first})(?<![0-9] [-/] {first})"
+
+
 # "+" or "00" and 8 to 15 digits (E.164), single separators and parentheses allowed between; not
 # a later group of a longer grouped number (``DE00 3704 0044 ...``). Its first character comes
 # first (the lookbehinds after it read what precedes), so the engine skips to a "+" or "0".
 _INTL_PHONE = re.compile(
-    r"[+0](?<![0-9+][+0])(?:(?<=\+)|(?<=0)(?<![0-9][-. ]0)0)"
-    r"[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])",
+    rf"[+0](?<![0-9+][+0])(?:(?<=\+)|(?<=0){_not_a_later_group('0')}0)"
+    rf"[1-9](?:{_GROUPING}?\(?[0-9]\)?){{7,14}}(?![0-9])",
     re.ASCII,
 )
 # Each pattern below starts with a character class (the lookbehinds after it read what precedes
 # the match), so the engine skips to the characters a number can start with.
 # A national number: trunk "0" (optionally in parentheses with its area code), then groups.
 _NATIONAL_PHONE = re.compile(
-    r"[(0](?<![0-9][(0])(?<![0-9][-. ][(0])(?:(?<=\()0[0-9]{1,4}\)|(?<=0)[0-9]{1,4})"
-    r"(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    rf"[(0](?<![0-9][(0]){_not_a_later_group('[(0]')}(?:(?<=\()0[0-9]{{1,4}}\)|(?<=0)[0-9]{{1,4}})"
+    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9])",
     re.ASCII,
 )
 # North American: "+1" or "1" first or not, then 3-3-4 digits (the area code in parentheses or
@@ -571,16 +594,25 @@ _NATIONAL_PHONE = re.compile(
 _NANP_AREA = r"(?:\([0-9]{3}\) ?|[0-9]{3})"
 _NANP_PHONE = re.compile(
     rf"[+(0-9](?<![0-9][+(0-9])"
-    rf"(?:(?<=\+)1[-. ]?{_NANP_AREA}|(?<=1)[-. ]?{_NANP_AREA}"  # "+1", "1" and the area code
+    rf"(?:(?<=\+)1{_GROUPING}?{_NANP_AREA}|(?<=1){_GROUPING}?{_NANP_AREA}"  # "+1", "1", area
     r"|(?<=\()[0-9]{3}\) ?|(?<=[0-9])[0-9]{2})"  # or the area code from its "(" or first digit
-    r"[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])",
+    rf"{_GROUPING}?[0-9]{{3}}{_GROUPING}?[0-9]{{4}}(?![0-9])",
     re.ASCII,
 )
 
 
 def _national_phone(match: re.Match[str]) -> str:
-    digits = sum(c.isdigit() for c in match.group())
-    return PHONE_TOKEN if 10 <= digits <= 11 else match.group()
+    """The token for 10 or 11 digits, but for a date and what follows it (``05/12/2026 18:30``,
+    ``01.12.2024 10 ...``): no national number starts with a day, a month and a year."""
+    chunk = match.group()
+    digits = sum(c.isdigit() for c in chunk)
+    if not 10 <= digits <= 11 or _DATE_FIRST.match(chunk) is not None:
+        return chunk
+    return PHONE_TOKEN
+
+
+# A day, a month and a year of four digits, split alike by a dash, dot or slash.
+_DATE_FIRST = re.compile(r"[0-3]?[0-9]([-./])[0-3]?[0-9]\1(?:1[89]|20)[0-9]{2}(?![0-9])")
 
 
 def _international_phone(match: re.Match[str]) -> str:
@@ -592,10 +624,12 @@ def _international_phone(match: re.Match[str]) -> str:
         chunk.isdigit() or _GROUP_AFTER.match(match.string, match.end()) is not None
     ):
         return chunk
+    if chunk.endswith(")") and chunk.count(")") > chunk.count("("):
+        return PHONE_TOKEN + ")"  # it closes the parenthesis the number was written in
     return PHONE_TOKEN
 
 
-_GROUP_AFTER = re.compile(r"[-. ][0-9]")
+_GROUP_AFTER = re.compile(rf"{_GROUPING}[0-9]")
 
 
 def _redact_international_phones(text: str) -> str:
@@ -605,8 +639,9 @@ def _redact_international_phones(text: str) -> str:
 # What either form holds (its local number, its trunk 0 and groups), from a digit: one search
 # that tells a window without either (a date, a time) before the two passes run.
 _NANP_OR_NATIONAL = re.compile(
-    r"[0-9](?:[0-9]{2}\)? ?[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])"
-    r"|(?<=(?<![0-9])(?<![0-9][-. ])0)[0-9]{1,4}\)?(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9]))",
+    rf"[0-9](?:[0-9]{{2}}\)? ?{_GROUPING}?[0-9]{{3}}{_GROUPING}?[0-9]{{4}}(?![0-9])"
+    rf"|(?<=(?<![0-9]){_not_a_later_group('')}0)[0-9]{{1,4}}\)?"
+    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9]))",
     re.ASCII,
 )
 
@@ -623,15 +658,20 @@ def _redact_north_american_phones(text: str) -> str:
 # Digits split by at most two separators: space, NBSP (U+00A0, U+202F), figure space, dash, dot.
 _CARD_SEPARATORS = " \u00a0\u2007\u202f\\-."
 _CARD_MIN, _CARD_MAX = 13, 19
+# After a group of three digits or more, also a slash, or a dash or slash with a space on each
+# side (``4111 / 1111 / 1111 / 1111``); a date's groups are shorter, so ``2026-11-30 - 2026-12-01``
+# stays two numbers.
+_LOOSE_CARD_SEPARATOR = r"(?<=[0-9]{3})(?: [-/] |/)"
 # A chain of 13 characters or more: one with fewer cannot hold 13 digits. (Where the look ahead
 # fails at a chain's first digit, the match may start at a later one: a shorter tail of a chain
 # too short for a card, which the check below leaves as it is.)
 _DIGIT_CHAIN = re.compile(
-    rf"[0-9](?=[0-9{_CARD_SEPARATORS}]{{{_CARD_MIN - 1}}})(?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*"
+    rf"[0-9](?=[0-9/{_CARD_SEPARATORS}]{{{_CARD_MIN - 1}}})"
+    rf"(?:[{_CARD_SEPARATORS}]{{0,2}}[0-9]|{_LOOSE_CARD_SEPARATOR}[0-9])*"
 )
 # A chain holds only digits and separators: dropping every byte of the separators' UTF-8 forms
 # leaves its digits.
-_SEPARATOR_BYTES = bytes(sorted(set(_CARD_SEPARATORS.replace("\\", "").encode())))
+_SEPARATOR_BYTES = bytes(sorted(set((_CARD_SEPARATORS.replace("\\", "") + "/").encode())))
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, its digits summed
 
@@ -647,10 +687,14 @@ def _cards_in_chain(chain: re.Match[str]) -> str:
     digits = text.encode().translate(None, _SEPARATOR_BYTES)
     if len(digits) < _CARD_MIN:
         return text
-    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
+    if len(digits) <= _CARD_MAX and _luhn_valid(digits) and not _has_loose_separator(text):
         # The whole chain is one card: every other window lies inside it and would merge into it.
         return CARD_TOKEN
     return _replace_spans(text, _card_windows(text, digits), CARD_TOKEN)
+
+
+def _has_loose_separator(chain: str) -> bool:
+    return "/" in chain or " - " in chain
 
 
 def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
@@ -660,15 +704,7 @@ def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
     ``b`` those are the digits at offsets of the same parity as ``b``; so two prefix sums, one per
     parity, answer each window in constant time."""
     sums = (_prefix_sums(digits, 0), _prefix_sums(digits, 1))
-    starts: list[int] = []  # per group: digit offset where it starts, and where it is in the text
-    places: list[int] = []
-    count = 0
-    for group in _DIGITS.finditer(text):
-        starts.append(count)
-        places.append(group.start())
-        count += group.end() - group.start()
-    starts.append(count)
-    places.append(len(text) + 1)  # so places[k + 1] - 1 is where group k ends
+    starts, places, loose, short = _digit_groups(text)
     for first in range(len(starts) - 1):
         a = starts[first]
         low = bisect_left(starts, a + _CARD_MIN, first + 1)
@@ -676,9 +712,44 @@ def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
         for last in range(high - 1, low - 1, -1):
             b = starts[last]
             total = sums[b % 2]
-            if (total[b] - total[a] - 48 * (b - a)) % 10 == 0:
-                yield (places[first], places[last] - 1)
+            if (total[b] - total[a] - 48 * (b - a)) % 10 == 0 and _grouped_as_a_card(
+                loose, short, first, last
+            ):
+                yield (places[first], places[last - 1] + starts[last] - starts[last - 1])
                 break
+
+
+def _digit_groups(chain: str) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Per digit group of a chain, and once more for the chain's end: the digit offset where the
+    group starts, where it starts in the text, and two running counts: the loose separators
+    before it (a slash, or a dash or slash with a space on each side) and the groups of fewer
+    than three digits before it."""
+    starts: list[int] = []
+    places: list[int] = []
+    loose = [0]
+    short = [0]
+    count = end = 0
+    for group in _DIGITS.finditer(chain):
+        if places:
+            separator = chain[end : group.start()]
+            loose.append(loose[-1] + ("/" in separator or len(separator) == 3))
+            short.append(short[-1] + (end - places[-1] < 3))
+        starts.append(count)
+        places.append(group.start())
+        count += group.end() - group.start()
+        end = group.end()
+    starts.append(count)
+    places.append(len(chain))
+    loose.append(loose[-1])
+    short.append(short[-1] + (end - places[-2] < 3))
+    return starts, places, loose, short
+
+
+def _grouped_as_a_card(loose: list[int], short: list[int], first: int, last: int) -> bool:
+    """Whether groups ``first`` to ``last - 1`` are grouped as a card may be: split by loose
+    separators, every group but the last has three digits or more (``4111 / 1111 / 1111 /
+    1111``); a date's groups are shorter (``05.05.1984 - 1991-11-17`` is no card)."""
+    return loose[last - 1] == loose[first] or short[last - 1] == short[first]
 
 
 def _luhn_valid(digits: bytes) -> bool:
@@ -702,7 +773,7 @@ def _prefix_sums(digits: bytes, parity: int) -> list[int]:
 # pass for each would. A digit first (the lookbehind after it reads the character before the
 # match), so the engine skips every position without a digit.
 _SSN = re.compile(
-    r"[0-9](?<![0-9][0-9])(?:(?<!\.[0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}"
+    r"[0-9](?<![0-9][0-9])(?:(?<!\.[0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}"
     r"|[0-9]{2}( ?)[0-9]{2}\2[0-9]{4})(?![0-9])",
     re.ASCII,
 )
@@ -792,7 +863,7 @@ def _windows(text: str) -> tuple[list[list[int]], list[int]]:
         digits = end - start
         if digits >= _SHORTEST_NUMERIC_PII:
             group = chain.group()
-            digits -= group.count(" ") + group.count("-") + group.count(".")
+            digits -= group.count(" ") + group.count("-") + group.count(".") + group.count("/")
         start = start - _WINDOW_BEFORE if start > _WINDOW_BEFORE else 0
         if start <= last[1]:
             last[1] = end + _WINDOW_AFTER
