@@ -8,7 +8,12 @@ everything the change left alone (the tokens, the IPv6 and e-mail helpers, Luhn,
 the phone checks) is imported from the package, so a fix to those lands once. One fix since that
 commit lives in a shared helper: a ``00`` number that another digit group follows is not a phone
 number (``_international_phone``), so a dotted card that starts with ``00`` is seen whole by the
-card pass instead of leaking its last group.
+card pass instead of leaking its last group. Issue 22's looser forms changed both readings alike:
+the patterns here take the same groupings (``_GROUPING``: a slash, `` - `` or `` / `` too), the
+card windows the same rule for loose separators (written out here window by window, where the
+fast code keeps running counts), and the shared helpers carry the rest (local parts in
+``_local_start``, the date rule in ``_national_phone``, the closing parenthesis in
+``_international_phone``).
 
 Never imported by shipped code; ``tests/analytics/test_analytics_pii_reference.py`` compares the
 two on generated text.
