@@ -12,8 +12,8 @@ card pass instead of leaking its last group. Issue 22's looser forms changed bot
 the patterns here take the same groupings (``_GROUPING``: a slash, `` - `` or `` / `` too), the
 card windows the same rule for loose separators (written out here window by window, where the
 fast code keeps running counts), and the shared helpers carry the rest (local parts in
-``_local_start``, the date rule in ``_national_phone``, the closing parenthesis in
-``_international_phone``).
+``_local_start`` and ``_after_opening_quote``, the date rule in ``_national_phone``, the
+closing parenthesis in ``_international_phone``).
 
 Never imported by shipped code; ``tests/analytics/test_analytics_pii_reference.py`` compares the
 two on generated text.
@@ -42,6 +42,7 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     SECRET_TOKEN,
     SSN_TOKEN,
     Span,
+    _after_opening_quote,
     _iban_end,
     _international_phone,
     _local_start,
@@ -114,7 +115,7 @@ def _email_spans(text: str) -> list[Span]:
     spans: list[Span] = []
     at = text.find("@")
     while at >= 0:
-        start = _local_start(text, at)
+        start = _after_opening_quote(text, _local_start(text, at), at)
         local = text[start:at]
         quote = len(local) - len(local.lstrip("'"))  # a quote around the address stays
         if len(local) > quote:

@@ -256,9 +256,12 @@ def _email_spans(text: str) -> list[Span]:
     """Every address, found from its ``@`` (so text without one costs nothing more): the run of
     local-part characters before it, the domain after it."""
     spans: list[Span] = []
+    quoted = "'" in text  # most text has no apostrophe: its local parts need no second look
     at = text.find("@")
     while at >= 0:
         start = _local_start(text, at)
+        if quoted:
+            start = _after_opening_quote(text, start, at)
         local = text[start:at]
         quote = len(local) - len(local.lstrip("'"))  # a quote around the address stays
         if len(local) > quote:
@@ -279,9 +282,7 @@ _LOOK_BACK = 256
 
 def _local_start(text: str, at: int) -> int:
     """Where the run of local-part characters that ends at ``at`` starts. Read backwards in
-    chunks; a run stops at the ``@`` before it, so every character is read once overall. An
-    apostrophe belongs to the local part after a letter or digit (``o'brien``); after anything
-    else it quotes the address (``value='max@...'``), and the local part starts after it."""
+    chunks; a run stops at the ``@`` before it, so every character is read once overall."""
     start = at
     while start > 0:
         chunk_start = max(0, start - _LOOK_BACK)
@@ -291,6 +292,13 @@ def _local_start(text: str, at: int) -> int:
         start -= length
         if length < len(backwards):
             break
+    return start
+
+
+def _after_opening_quote(text: str, start: int, at: int) -> int:
+    """Where the local part from ``start`` to ``at`` starts: after its last apostrophe that no
+    letter or digit precedes (it quotes the address: ``value='max@...'``), else at ``start``
+    (``o'brien``). Read within the run only, so every character is read once overall."""
     quote = text.rfind("'", start, at)
     while quote >= 0:
         if quote == start or _WORD.match(text, quote - 1) is None:
@@ -697,24 +705,23 @@ def _cards_in_chain(chain: re.Match[str]) -> str:
     digits = text.encode().translate(None, _SEPARATOR_BYTES)
     if len(digits) < _CARD_MIN:
         return text
-    if len(digits) <= _CARD_MAX and _luhn_valid(digits) and not _has_loose_separator(text):
+    loose = "/" in text or " - " in text
+    if len(digits) <= _CARD_MAX and _luhn_valid(digits) and not loose:
         # The whole chain is one card: every other window lies inside it and would merge into it.
         return CARD_TOKEN
-    return _replace_spans(text, _card_windows(text, digits), CARD_TOKEN)
+    return _replace_spans(text, _card_windows(text, digits, loose), CARD_TOKEN)
 
 
-def _has_loose_separator(chain: str) -> bool:
-    return "/" in chain or " - " in chain
-
-
-def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
-    """Per digit group of ``text``, the longest window from it that is a card, if any.
+def _card_windows(text: str, digits: bytes, loose: bool) -> Iterable[Span]:
+    """Per digit group of ``text``, the longest window from it that is a card, if any (with
+    ``loose`` separators in ``text``, one grouped as a card may be: ``_grouped_as_a_card``).
 
     Luhn doubles every second digit counted from the right end. For a window ending before digit
     ``b`` those are the digits at offsets of the same parity as ``b``; so two prefix sums, one per
     parity, answer each window in constant time."""
     sums = (_prefix_sums(digits, 0), _prefix_sums(digits, 1))
-    starts, places, loose, short = _digit_groups(text)
+    starts, places = _digit_groups(text)
+    grouping = _loose_and_short_groups(text, starts, places) if loose else None
     for first in range(len(starts) - 1):
         a = starts[first]
         low = bisect_left(starts, a + _CARD_MIN, first + 1)
@@ -722,37 +729,42 @@ def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
         for last in range(high - 1, low - 1, -1):
             b = starts[last]
             total = sums[b % 2]
-            if (total[b] - total[a] - 48 * (b - a)) % 10 == 0 and _grouped_as_a_card(
-                loose, short, first, last
+            if (total[b] - total[a] - 48 * (b - a)) % 10 == 0 and (
+                grouping is None or _grouped_as_a_card(*grouping, first, last)
             ):
-                yield (places[first], places[last - 1] + starts[last] - starts[last - 1])
+                yield (places[first], places[last - 1] + b - starts[last - 1])
                 break
 
 
-def _digit_groups(chain: str) -> tuple[list[int], list[int], list[int], list[int]]:
+def _digit_groups(chain: str) -> tuple[list[int], list[int]]:
     """Per digit group of a chain, and once more for the chain's end: the digit offset where the
-    group starts, where it starts in the text, and two running counts: the loose separators
-    before it (a slash, or a dash or slash with a space on each side) and the groups of fewer
-    than three digits before it."""
+    group starts, and where it starts in the text."""
     starts: list[int] = []
     places: list[int] = []
-    loose = [0]
-    short = [0]
-    count = end = 0
+    count = 0
     for group in _DIGITS.finditer(chain):
-        if places:
-            separator = chain[end : group.start()]
-            loose.append(loose[-1] + ("/" in separator or len(separator) == 3))
-            short.append(short[-1] + (end - places[-1] < 3))
         starts.append(count)
         places.append(group.start())
         count += group.end() - group.start()
-        end = group.end()
     starts.append(count)
     places.append(len(chain))
-    loose.append(loose[-1])
-    short.append(short[-1] + (end - places[-2] < 3))
-    return starts, places, loose, short
+    return starts, places
+
+
+def _loose_and_short_groups(
+    chain: str, starts: list[int], places: list[int]
+) -> tuple[list[int], list[int]]:
+    """Per digit group of a chain (as ``_digit_groups`` gives them, the chain's end last), two
+    running counts: the loose separators before it (a slash, or a dash or slash with a space on
+    each side), and the groups of fewer than three digits before it."""
+    loose = [0]
+    short = [0]
+    for k in range(1, len(places)):
+        size = starts[k] - starts[k - 1]  # a group is all digits: its size in the text too
+        separator = chain[places[k - 1] + size : places[k]]
+        loose.append(loose[-1] + ("/" in separator or len(separator) == 3))
+        short.append(short[-1] + (size < 3))
+    return loose, short
 
 
 def _grouped_as_a_card(loose: list[int], short: list[int], first: int, last: int) -> bool:
