@@ -186,8 +186,8 @@ def _within_length(message: str, value: str, limit: int = MAX_MESSAGE_LENGTH) ->
         return message
     excess = len(message) - limit
     at = _quoted_at(message, value)
-    if at < 0:
-        longest = max(message.split(), key=len)
+    if at < 0 or len(value) - excess < _SHORTEST_CUT:
+        longest = max(message.split() or [""], key=len)
         at, value = message.find(longest), longest
     if len(value) - excess >= _SHORTEST_CUT:
         return message[:at] + _shortened(value, len(value) - excess) + message[at + len(value) :]

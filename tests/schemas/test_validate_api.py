@@ -214,14 +214,18 @@ def test_a_long_member_name_is_shortened_and_the_reason_kept() -> None:
 
 @REASON
 def test_a_message_of_long_words_alone_keeps_both_ends() -> None:
-    """The last resort: no value to shorten (every word is short, or the words alone are over
-    the limit): the middle goes, the start and the end of what was said stay."""
+    """The last resorts: a quoted value too short to make room leaves it to the longest word;
+    with no word long enough either, the middle goes, and the start and the end of what was
+    said stay."""
     words = " ".join(f"w{i:03d}" for i in range(100))
     cut = _within_length(words, "absent", 50)
     assert len(cut) == 50
     assert cut.startswith("w000 w001")
     assert cut.endswith("w098 w099")
     assert _within_length("short", "x", 50) == "short"
+    # a quoted value too short to make room: the longest word is shortened instead
+    long_word = "1 is not one of: " + "z" * 80
+    assert _within_length(long_word, "1", 50) == "1 is not one of: " + "z" * 32 + "…"
 
 
 def test_problems_are_values() -> None:
