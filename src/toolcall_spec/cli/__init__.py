@@ -43,7 +43,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "load": ("load_cmd", "load a JSONL file of tool_call events into a DuckDB or ClickHouse store"),
     "serve-ingest": (
         "serve_ingest_cmd",
-        "serve POST /v1/events, storing accepted events in DuckDB or ClickHouse",
+        "serve POST /v1/events and OTLP POST /v1/traces into DuckDB or ClickHouse",
+    ),
+    "record": (
+        "record_cmd",
+        "record an MCP server's tool calls into a suite (a transparent stdio or HTTP proxy)",
     ),
     "new": ("new_cmd", "start a document from a template (a suite)"),
     "completion": ("completion_cmd", "print the shell completion script for bash, zsh or fish"),
@@ -67,6 +71,7 @@ EXIT_1: dict[str, str] = {
     "diff": "a change is major (breaking)",
     "load": "some lines were rejected (each is reported on stderr)",
     "serve-ingest": "(not used)",
+    "record": "the MCP server ended the session before the client did",
     "new": "(not used)",
     "completion": "(not used)",
 }

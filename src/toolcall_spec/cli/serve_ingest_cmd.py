@@ -1,5 +1,6 @@
 """``toolcall-spec serve-ingest --store URL --keys-file FILE``: the ingest endpoint
-(``POST /v1/events``) on uvicorn, writing accepted events into a store.
+(``POST /v1/events``, and ``POST /v1/traces`` for OTLP/HTTP trace exports of MCP ``tools/call``
+spans) on uvicorn, writing accepted events into a store.
 
 ``--store`` is a DuckDB file (the default engine, created when missing) or
 ``clickhouse://host:port/database``. ``--keys-file`` is a JSON object mapping each project id to
@@ -38,11 +39,14 @@ DEFAULT_MAX_LOG_MB = 256
 def register(subparsers: Any) -> str:
     parser = subparsers.add_parser(
         "serve-ingest",
-        help="serve POST /v1/events, storing accepted events in DuckDB or ClickHouse",
+        help="serve POST /v1/events and OTLP POST /v1/traces into DuckDB or ClickHouse",
         description="Exit 2 when the server cannot start (bad store, bad keys file, port taken).",
     )
     parser.add_argument(
-        "--store", required=True, metavar="URL", help="events.duckdb or clickhouse://host:port/db"
+        "--store",
+        required=True,
+        metavar="URL",
+        help="events.duckdb, clickhouse://host:port/db or chdb://DIR",
     )
     parser.add_argument(
         "--keys-file",
@@ -227,7 +231,8 @@ _MISSING = ""
 
 def log_directory(args: argparse.Namespace) -> str | None:
     """The log directory to use, ``None`` for ``--no-log``, or ``_MISSING`` after reporting that
-    a store without a default needs one named."""
+    a store without a default needs one named (a ClickHouse server: any number of endpoints on
+    any hosts may write it, each needs its own log)."""
     if args.no_log:
         return None
     if args.log_dir:
@@ -239,7 +244,8 @@ def log_directory(args: argparse.Namespace) -> str | None:
         )
         return _MISSING
     store: str = args.store
-    return store.removeprefix("duckdb://").partition("?")[0] + ".ingest-log"
+    path = store.removeprefix("duckdb://").removeprefix("chdb://").partition("?")[0]
+    return path.rstrip("/") + ".ingest-log"  # beside the DuckDB file (or the chDB directory)
 
 
 def open_log(directory: Path, max_mb: int) -> WriteAheadLog:

@@ -1,4 +1,6 @@
-"""The ingest endpoint: ``POST /v1/events`` on the package's ASGI stack (starlette on uvicorn).
+"""The ingest endpoint: ``POST /v1/events`` on the package's ASGI stack (starlette on uvicorn);
+``POST /v1/traces`` (``.otlp_route``) beside it shares its reading, keys and acceptance path;
+``GET /v1/health`` reports the write-ahead log's backlog.
 
 A request goes through, in this order:
 
@@ -27,10 +29,8 @@ accepted as sent is logged as the body received, not encoded again.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import uuid
-import zlib
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar
@@ -54,19 +54,18 @@ from toolcall_spec.analytics.store.wal import (
 )
 from toolcall_spec.clock import utc_now
 from toolcall_spec.http.auth import bearer_token
+from toolcall_spec.http.ingest_reading import (
+    BadEncodingError,
+    BodyTooLargeError,
+    project_of,
+    read_limited,
+)
+from toolcall_spec.http.otlp_route import TRACES_PATH, traces_endpoint
 from toolcall_spec.typed import IngestAnswer
 
 EVENTS_PATH = "/v1/events"
 HEALTH_PATH = "/v1/health"
 T = TypeVar("T")
-
-
-class BodyTooLargeError(Exception):
-    """The body (decompressed) passed the limit; the read stopped there."""
-
-
-class BadEncodingError(Exception):
-    """The body is not in the encoding its ``Content-Encoding`` names."""
 
 
 @dataclass(frozen=True)
@@ -191,9 +190,9 @@ class EventIntake:
 
 
 def create_ingest_app(settings: IngestSettings) -> Starlette:
-    """The ASGI app serving ``POST /v1/events`` (and ``GET /v1/health``) into
-    ``settings.log`` when there is one (whoever runs the app runs its ``LogLoader``: under
-    ``serve-ingest``, a process of its own), else into ``settings.store``."""
+    """The ASGI app serving ``POST /v1/events``, ``POST /v1/traces`` and ``GET /v1/health``:
+    events go into ``settings.log`` when there is one (whoever runs the app runs its
+    ``LogLoader``: under ``serve-ingest``, a process of its own), else into ``settings.store``."""
     if not settings.keys or any(not key for key in settings.keys):
         raise ValueError("the ingest endpoint needs at least one non-empty key")
     intake = EventIntake(settings)
@@ -218,59 +217,14 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
     async def get_health(request: Request) -> Response:
         return Response(orjson.dumps(intake.health()), 200, media_type="application/json")
 
+    post_traces = traces_endpoint(settings.keys, intake.make_durable)
     return Starlette(
         routes=[
             Route(EVENTS_PATH, post_events, methods=["POST"]),
+            Route(TRACES_PATH, post_traces, methods=["POST"]),
             Route(HEALTH_PATH, get_health, methods=["GET"]),
         ]
     )
-
-
-def project_of(keys: Mapping[str, str], presented: str | None) -> str | None:
-    """The project whose key was presented. Every key is compared, in constant time, so the
-    answer time does not tell how much of a key was right."""
-    if presented is None:
-        return None
-    found: str | None = None
-    given = presented.encode("utf-8", "surrogatepass")
-    for key, project in keys.items():
-        if hmac.compare_digest(given, key.encode("utf-8")):
-            found = project
-    return found
-
-
-async def read_limited(chunks: AsyncIterator[bytes], limit: int, gzipped: bool) -> bytes:
-    """The body, read until its end or until it passes ``limit`` bytes (decompressed, for gzip; the
-    compressed bytes too): then ``BodyTooLargeError``, without reading or inflating further."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if gzipped else None
-    body = bytearray()
-    received = 0
-    async for chunk in chunks:
-        received += len(chunk)
-        if received > limit:  # compressed data can inflate to nothing (empty blocks): cap it too
-            raise BodyTooLargeError
-        if inflater is None:
-            body += chunk
-        else:
-            body += _inflate(inflater, chunk, limit + 1 - len(body))
-        if len(body) > limit:
-            raise BodyTooLargeError
-    if inflater is not None:
-        if not inflater.eof:
-            raise BadEncodingError("the gzip body ends early")
-        if inflater.unused_data:
-            raise BadEncodingError("bytes follow the end of the gzip body")
-    return bytes(body)
-
-
-def _inflate(inflater: Any, chunk: bytes, room: int) -> bytes:
-    """At most ``room`` decompressed bytes of ``chunk`` (plus whatever the inflater still holds),
-    so a compressed bomb never takes more than the limit in memory."""
-    try:
-        out: bytes = inflater.decompress(inflater.unconsumed_tail + chunk, room)
-    except zlib.error as exc:
-        raise BadEncodingError(f"the body is not valid gzip: {exc}") from None
-    return out
 
 
 def accepted_events(raw: bytes) -> tuple[IngestAnswer, list[dict[str, Any]]]:
