@@ -175,3 +175,29 @@ def test_health_without_a_log_names_the_engine(store: SwitchableStore) -> None:
     app = create_ingest_app(IngestSettings(store, {KEY: "p"}))
     with BackgroundServer(app) as server:
         assert health(server) == {"status": "ok", "store": "duckdb"}
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.otlp.same-intake")
+def test_otlp_traces_go_through_the_same_log(store: SwitchableStore, tmp_path: Path) -> None:
+    """The mcp SDK's own spans, exported by the real OTLP exporter to ``/v1/traces``, are made
+    durable the way batches are: in the log, then loaded; the errors are the client's."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from support.mcp_servers import demo_server, run_calls
+    from support.otel import sdk_spans_to
+
+    from toolcall_spec.http.otlp_route import TRACES_PATH
+
+    log = WriteAheadLog.open(tmp_path / "log")
+    calls = [("add", {"a": 1, "b": 2}), ("crash", {}), ("add", {"a": 2, "b": 3})]
+    with serve(store, log) as server:
+        exporter = OTLPSpanExporter(endpoint=server.url + TRACES_PATH, headers=HEADERS, timeout=30)
+        with sdk_spans_to(SimpleSpanProcessor(exporter)):
+            outcomes = run_calls(demo_server(), calls)
+        report = wait_loaded(server)
+    flagged = sum(1 for outcome in outcomes if getattr(outcome, "is_error", False) is True)
+    assert flagged == 1
+    assert report["log"]["appended_events"] == len(calls)
+    metrics = store.metrics("p")
+    assert (metrics.totals.tool_calls, metrics.totals.errors) == (len(calls), flagged)
