@@ -254,7 +254,7 @@ def main(argv: list[str]) -> None:
     )
     args, _ = parser.parse_known_args(argv)
     stored = args.events or (100_000 if args.quick else 1_000_000)
-    batches = args.batches or (50 if args.quick else 200)
+    batches = args.batches or (50 if args.quick else 500)
     count = args.rounds or (1 if args.quick else 3)
     rounds = [
         [
