@@ -65,6 +65,8 @@ def _run_worker(number: int, worker: Callable[[int, Ready], int], writer: int) -
         return worker(number, ready)
     except SystemExit as exc:  # an ordinary end (SIGTERM, after the worker shut down)
         return exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:  # SIGINT forwarded by the parent, after the worker shut down
+        return 130
     except BaseException as exc:  # a worker never shows a traceback
         print(f"toolcall-spec: worker {number}: {exc}", file=sys.stderr)
         return 1
