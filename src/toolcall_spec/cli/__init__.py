@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "serve_ingest_cmd",
         "serve POST /v1/events, storing accepted events in DuckDB or ClickHouse",
     ),
+    "serve-fixtures": (
+        "serve_fixtures_cmd",
+        "serve a suite task's fixtures as an MCP server (stdio or streamable HTTP)",
+    ),
     "new": ("new_cmd", "start a document from a template (a suite)"),
     "completion": ("completion_cmd", "print the shell completion script for bash, zsh or fish"),
 }
@@ -67,6 +71,7 @@ EXIT_1: dict[str, str] = {
     "diff": "a change is major (breaking)",
     "load": "some lines were rejected (each is reported on stderr)",
     "serve-ingest": "(not used)",
+    "serve-fixtures": "the suite is invalid (each problem is printed on stderr)",
     "new": "(not used)",
     "completion": "(not used)",
 }
