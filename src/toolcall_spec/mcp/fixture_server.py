@@ -341,7 +341,7 @@ async def serve_stdio(server: Server[Any]) -> None:
 
 
 async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+    with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
         async for _ in signals:
             scope.cancel()
             return
@@ -355,4 +355,18 @@ async def serve_http(server: Server[Any], sock: socket.socket, *, path: str = "/
     host = sock.getsockname()[0]
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve(sockets=[sock])
+    # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again for the handler it
+    # found: a no-op one here, so the caller gets to write the session's log before exiting.
+    previous = {sig: signal.signal(sig, _note_signal) for sig in _STOP_SIGNALS}
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+_STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
+
+
+def _note_signal(signum: int, frame: Any) -> None:
+    """Stands in for the default handler while uvicorn serves (see ``serve_http``)."""
