@@ -83,3 +83,71 @@ def callback_sink(function: Callable[[dict[str, Any]], object]) -> Sink:
         function(dict(event))
 
     return sink
+
+
+class IngestPostSink:
+    """Posts events to an ingest endpoint (``POST {url}`` with an ingest batch body and
+    ``Authorization: Bearer <key>``) from a background thread, so the caller never waits on the
+    network: what queued up while a batch was in flight goes out as the next batch (at most
+    ``MAX_BATCH`` events). ``close`` sends what is left, waiting at most ``timeout`` seconds. A
+    batch the endpoint refuses, or that cannot be sent, is logged and counted in ``lost``."""
+
+    MAX_BATCH = 1000
+
+    def __init__(self, url: str, key: str | None = None, *, timeout: float = 10.0) -> None:
+        self.url = url
+        self.key = key
+        self.timeout = timeout
+        self.sent = 0
+        self.lost = 0
+        self._queue: list[dict[str, Any]] = []
+        self._wake = threading.Condition()
+        self._closing = False
+        self._worker = threading.Thread(target=self._run, name="ingest-post", daemon=True)
+        self._worker.start()
+
+    def __call__(self, event: Event) -> None:
+        with self._wake:
+            self._queue.append(dict(event))
+            self._wake.notify()
+
+    def close(self) -> None:
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        self._worker.join(self.timeout)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._queue and not self._closing:
+                    self._wake.wait()
+                batch = self._queue[: self.MAX_BATCH]
+                del self._queue[: self.MAX_BATCH]
+                if not batch and self._closing:
+                    return
+            self._post(batch)
+
+    def _post(self, batch: list[dict[str, Any]]) -> None:
+        import urllib.error  # noqa: PLC0415  (only when events are posted)
+        import urllib.request  # noqa: PLC0415
+
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        body = orjson.dumps({"events": batch})
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # noqa: S310
+                status = answer.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+        except (OSError, ValueError) as exc:
+            logger.warning("could not post %d events to %s: %s", len(batch), self.url, exc)
+            self.lost += len(batch)
+            return
+        if status in (200, 207):
+            self.sent += len(batch)
+        else:
+            logger.warning("%s refused a batch of %d events: HTTP %d", self.url, len(batch), status)
+            self.lost += len(batch)

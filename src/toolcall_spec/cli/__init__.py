@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "serve_ingest_cmd",
         "serve POST /v1/events, storing accepted events in DuckDB or ClickHouse",
     ),
+    "record": (
+        "record_cmd",
+        "record an MCP server's tool calls into a suite (a transparent stdio or HTTP proxy)",
+    ),
     "serve-fixtures": (
         "serve_fixtures_cmd",
         "serve a suite task's fixtures as an MCP server (stdio or streamable HTTP)",
@@ -71,6 +75,7 @@ EXIT_1: dict[str, str] = {
     "diff": "a change is major (breaking)",
     "load": "some lines were rejected (each is reported on stderr)",
     "serve-ingest": "(not used)",
+    "record": "the MCP server ended the session before the client did",
     "serve-fixtures": "the suite is invalid (each problem is printed on stderr)",
     "new": "(not used)",
     "completion": "(not used)",

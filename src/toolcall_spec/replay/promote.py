@@ -30,6 +30,7 @@ from toolcall_spec.loading import Line, iter_jsonl
 from toolcall_spec.problems import Problem, has_errors
 from toolcall_spec.replay.agent import SCRIPTED_AGENT_ID
 from toolcall_spec.replay.events import EVAL_SCORED, TOOL_CALLED, TOOL_RETURNED
+from toolcall_spec.rules import is_tool_error
 from toolcall_spec.validation import schema_problems, validate
 
 PROMOTED_VERSION = "1.0.0"
@@ -52,6 +53,49 @@ class Promotion:
         return self.suite is not None
 
 
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One tool call as recorded at any boundary (an event log, an MCP proxy, a cassette),
+    ready to become a fixture entry: the ``response`` to serve and whether it is a failure."""
+
+    tool: str
+    args: Mapping[str, Any] | None
+    """The call's arguments; ``None`` when they are not an object (the entry then has no
+    ``args`` and matches any call of the tool)."""
+    response: Any
+    is_error: bool
+
+    @classmethod
+    def answered(cls, tool: str, args: Any, result: Any) -> RecordedCall:
+        """A call answered with an MCP ``CallToolResult`` (as received, wire names): a
+        failure exactly when its ``isError`` is the JSON boolean ``true``."""
+        return cls(tool, _object_or_none(args), result, is_tool_error(result))
+
+    @classmethod
+    def failed(cls, tool: str, args: Any, error: Any) -> RecordedCall:
+        """A call that got no result (a JSON-RPC error object, or the reason it went
+        unanswered): a failure whose response holds ``error`` as JSON text, the form a
+        promoted log's failed call takes too."""
+        return cls(tool, _object_or_none(args), _error_content(error), True)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedTask:
+    """The calls of one recorded session (one agent task), in call order."""
+
+    task_id: str
+    calls: Sequence[RecordedCall]
+
+
+def _object_or_none(args: Any) -> Mapping[str, Any] | None:
+    return args if isinstance(args, Mapping) else None
+
+
+def _error_content(error: Any) -> dict[str, Any]:
+    text = orjson.dumps(error, option=orjson.OPT_SORT_KEYS).decode()
+    return {"content": [{"type": "text", "text": text}]}
+
+
 @dataclass
 class _Call:
     tool: str
@@ -59,6 +103,11 @@ class _Call:
     where: Where
     error: Any = None
     outcome: Any = None
+
+    def recorded(self) -> RecordedCall:
+        if self.error is not None:
+            return RecordedCall.failed(self.tool, self.inputs, self.error)
+        return RecordedCall(self.tool, self.inputs, self.outcome, False)
 
 
 @dataclass
@@ -134,7 +183,8 @@ def _promote(located: Iterable[tuple[Where, Any]], suite_id: str | None) -> Prom
     if has_errors(problems):
         return Promotion(None, problems)
     run_id = ordered[0][1]["runId"] if ordered else ""
-    suite = _suite(tasks, suite_id or _suite_id_for(run_id))
+    recorded = [RecordedTask(t.task_id, [c.recorded() for c in t.calls]) for t in tasks]
+    suite = recorded_suite(recorded, suite_id=suite_id or _suite_id_for(run_id))
     suite_errors = [p for p in validate(suite, "suite") if p.severity == "error"]
     if suite_errors:  # a bug here, not in the log: say so rather than print an invalid suite
         problems.extend(
@@ -262,37 +312,39 @@ def recorded_fixtures(events: Iterable[Any]) -> dict[str, list[dict[str, Any]]]:
     if has_errors(problems):
         return {}
     return {
-        task.task_id: [fixture_entry(call) for call in task.calls] for task in tasks if task.scored
+        task.task_id: [fixture_entry(call.recorded()) for call in task.calls]
+        for task in tasks
+        if task.scored
     }
 
 
-def fixture_entry(call: _Call) -> dict[str, Any]:
-    """The fixture entry one recorded call becomes: its ``args`` matched exactly, and the
-    outcome as the response, or for a failed call an ``isError: true`` entry whose response is
-    the recorded error object as a text item (a log carries no payload for a failure)."""
+def fixture_entry(call: RecordedCall) -> dict[str, Any]:
+    """The fixture entry one recorded call becomes: its ``args`` matched exactly, its
+    response, and ``isError: true`` for a failure (RFC 0245)."""
     entry: dict[str, Any] = {"tool": call.tool}
-    if call.inputs is not None:
-        entry["args"] = dict(call.inputs)
+    if call.args is not None:
+        entry["args"] = dict(call.args)
         entry["argsMatch"] = "exact"
-    if call.error is not None:
-        text = orjson.dumps(call.error, option=orjson.OPT_SORT_KEYS).decode()
+    if call.is_error:
         entry["isError"] = True
-        entry["response"] = {"content": [{"type": "text", "text": text}]}
-    else:
-        entry["response"] = call.outcome
+    entry["response"] = call.response
     return entry
 
 
-def _scripted_call(call: _Call) -> dict[str, Any]:
-    return {"tool": call.tool, "args": dict(call.inputs) if call.inputs is not None else {}}
+def _scripted_call(call: RecordedCall) -> dict[str, Any]:
+    return {"tool": call.tool, "args": dict(call.args) if call.args is not None else {}}
 
 
-def _suite(tasks: list[_Task], suite_id: str) -> dict[str, Any]:
+def recorded_suite(tasks: Sequence[RecordedTask], *, suite_id: str) -> dict[str, Any]:
+    """The suite that reproduces recorded sessions: one task per session (ids made slugs and
+    unique), one fixture entry per call in call order, and the scripted conformance agent's
+    input and expected answers, so ``toolcall-spec replay`` checks the recording too. The one
+    function every recorder uses (``promote``, ``toolcall-spec record``, cassette imports)."""
     used: set[str] = set()
     out_tasks = []
     for task in tasks:
         task_id = _unique(_slug(task.task_id, "task"), used)
-        expected = [{"tool": c.tool, "isError": c.error is not None} for c in task.calls]
+        expected = [{"tool": c.tool, "isError": c.is_error} for c in task.calls]
         out_tasks.append(
             {
                 "taskId": task_id,
@@ -329,4 +381,9 @@ def _unique(candidate: str, used: set[str]) -> str:
 
 def _suite_id_for(run_id: str) -> str:
     """``recorded.evals.<slug of the run's opaque id>``."""
-    return f"recorded.evals.{_slug(run_id.partition('/')[2] or run_id, 'run')}"
+    return recorded_suite_id(run_id.partition("/")[2] or run_id)
+
+
+def recorded_suite_id(label: str) -> str:
+    """A valid suite id for a recording named ``label``: ``recorded.evals.<slug>``."""
+    return f"recorded.evals.{_slug(label, 'run')}"

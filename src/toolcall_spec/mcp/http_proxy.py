@@ -1,0 +1,250 @@
+"""The streamable HTTP transport of ``toolcall-spec record``: an ASGI app that forwards every
+request to the upstream MCP server (same method, path, query, headers and body; ``Host`` is the
+upstream's) and streams every answer back unchanged, JSON or server-sent events alike.
+
+What passes is observed on the way, and recorded before the client receives it:
+
+- a POST body (one JSON-RPC message or a batch) is the client's; its session is the request's
+  ``Mcp-Session-Id`` header, or for the request that opens a session (``initialize``) the id
+  the upstream's answer assigns. Traffic without any session id (a stateless server, or the
+  2026-07-28 protocol) is one session, ``stateless``.
+- a JSON answer, and each event of an event stream (POST or GET), is the server's. An event
+  stream is forwarded event by event, each one after the recorder has seen it.
+- an event stream that ends before answering a request of its POST (the server died mid-call),
+  or an upstream that cannot be reached: the open requests get JSON-RPC errors (``-32000``), as
+  a last event or as the JSON answer, and their calls are recorded as failures.
+- ``DELETE`` with a session id ends that session: its open calls are recorded as failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import orjson
+
+from toolcall_spec.mcp.record import Recorder, is_request, jsonrpc_objects
+
+STATELESS = "stateless"
+SESSION_HEADER = "mcp-session-id"
+SERVER_GONE = -32000
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+    }
+)
+NOT_FORWARDED = HOP_BY_HOP | {"accept-encoding"}
+"""The answer must come as identity: it is parsed on the way, and forwarded as it came."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Log = Callable[[str], None]
+
+
+class RecordingProxy:
+    """The ASGI app: ``RecordingProxy(upstream_url, recorder, log)``."""
+
+    def __init__(self, upstream: str, recorder: Recorder, *, log: Log, timeout: float = 300.0):
+        parts = urlsplit(upstream)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"not an http(s) URL: {upstream!r}")
+        self.origin = f"{parts.scheme}://{parts.netloc}"
+        self.path = parts.path or "/"
+        self.recorder = recorder
+        self.log = log
+        self.timeout = timeout
+        self._client: httpx.AsyncClient | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._proxy(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                timeout = httpx.Timeout(self.timeout, connect=10.0)
+                self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self._client is not None:
+                    await self._client.aclose()
+                self.recorder.close("the proxy stopped before the server answered")
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # --- one exchange ---------------------------------------------------------------------------
+
+    async def _proxy(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _read_body(receive)
+        headers = [
+            (k.decode("latin-1"), v.decode("latin-1"))
+            for k, v in scope["headers"]
+            if k.decode("latin-1").lower() not in NOT_FORWARDED
+        ]
+        session = _header(headers, SESSION_HEADER)
+        message = self._parsed(body) if scope["method"] == "POST" else None
+        url = self.origin + scope.get("raw_path", scope["path"].encode()).decode("latin-1")
+        if scope.get("query_string"):
+            url += "?" + scope["query_string"].decode("latin-1")
+        assert self._client is not None
+        # An event stream opened by GET may stay idle for long: only the client may end it.
+        read = None if scope["method"] == "GET" else self.timeout
+        request = self._client.build_request(
+            scope["method"],
+            url,
+            headers=headers,
+            content=body,
+            timeout=httpx.Timeout(self.timeout, connect=10.0, read=read),
+        )
+        try:
+            upstream = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            await self._unreachable(session or STATELESS, message, exc, send)
+            return
+        try:
+            session = session or _header(upstream.headers.items(), SESSION_HEADER) or STATELESS
+            if message is not None:
+                self.recorder.from_client(session, message)
+            await self._answer(upstream, session, message, send)
+        finally:
+            await upstream.aclose()
+        if scope["method"] == "DELETE" and upstream.status_code < 300:
+            self.recorder.fail_pending(session, "the client ended the session first")
+
+    def _parsed(self, body: bytes) -> Any:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            self.log(f"a request body from the client is not JSON (passed on): {body[:120]!r}")
+            return None
+
+    async def _answer(
+        self, upstream: httpx.Response, session: str, message: Any, send: Send
+    ) -> None:
+        headers = [
+            (k.encode("latin-1"), v.encode("latin-1"))
+            for k, v in upstream.headers.multi_items()
+            if k.lower() not in HOP_BY_HOP and k.lower() != "content-encoding"
+        ]
+        await send(
+            {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
+        )
+        content_type = upstream.headers.get("content-type", "")
+        if content_type.startswith("text/event-stream"):
+            async for chunk in self._events(upstream.aiter_bytes(), session):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            last = self._unanswered_event(session, message)
+            await send({"type": "http.response.body", "body": last, "more_body": False})
+            return
+        body = await upstream.aread()
+        if content_type.startswith("application/json"):
+            self._from_server(session, body)
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    async def _events(self, chunks: AsyncIterator[bytes], session: str) -> AsyncIterator[bytes]:
+        """The stream's bytes, each complete event released after the recorder saw it."""
+        pending = b""
+        try:
+            async for chunk in chunks:
+                pending += chunk
+                while (end := _event_end(pending)) > 0:
+                    event, pending = pending[:end], pending[end:]
+                    self._from_server(session, _event_data(event))
+                    yield event
+        except httpx.HTTPError as exc:
+            self.log(f"the server's event stream broke off: {exc}")
+        if pending:
+            yield pending
+
+    def _from_server(self, session: str, data: bytes) -> None:
+        if not data.strip():
+            return
+        try:
+            message = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            self.log(f"a message from the server is not JSON (passed on): {data[:120]!r}")
+            return
+        for key in self.recorder.from_server(session, message):
+            self.log(f"the server answered id {key[1]!r}, which no open request has (passed on)")
+
+    # --- answers the server never gave ------------------------------------------------------------
+
+    def _unanswered_event(self, session: str, message: Any) -> bytes:
+        """After an event stream ended: a last event answering the POST's open requests."""
+        errors = self._fail_open(session, message, "the server's event stream ended unanswered")
+        return b"".join(b"event: message\ndata: " + orjson.dumps(e) + b"\n\n" for e in errors)
+
+    async def _unreachable(self, session: str, message: Any, exc: Exception, send: Send) -> None:
+        self.log(f"cannot reach the MCP server: {exc}")
+        if message is not None:
+            self.recorder.from_client(session, message)
+        errors = self._fail_open(session, message, f"the MCP server cannot be reached: {exc}")
+        if not errors:
+            await _respond(send, 502, b"the MCP server cannot be reached", "text/plain")
+            return
+        body = orjson.dumps(errors[0] if len(errors) == 1 else errors)
+        await _respond(send, 200, body, "application/json")
+
+    def _fail_open(self, session: str, message: Any, reason: str) -> list[dict[str, Any]]:
+        """JSON-RPC errors for the message's requests still open, each fed to the recorder as
+        the server's answer (so an open call is recorded as a failure, and warned about)."""
+        open_ids = {repr(i) for i in self.recorder.pending_requests(session)}
+        errors = [
+            {"jsonrpc": "2.0", "id": obj["id"], "error": {"code": SERVER_GONE, "message": reason}}
+            for obj in jsonrpc_objects(message)
+            if is_request(obj) and repr(obj["id"]) in open_ids
+        ]
+        for error in errors:
+            self.log(f"request {error['id']!r} answered with a JSON-RPC error: {reason}")
+            self.recorder.from_server(session, error)
+        return errors
+
+
+def _event_end(buffer: bytes) -> int:
+    """Where the first complete event of an event stream ends (after its blank line), or 0."""
+    ends = [i + len(sep) for sep in (b"\n\n", b"\r\n\r\n", b"\r\r") if (i := buffer.find(sep)) >= 0]
+    return min(ends) if ends else 0
+
+
+def _event_data(event: bytes) -> bytes:
+    lines = event.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+    data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
+    return b"\n".join(data)
+
+
+def _header(headers: Any, name: str) -> str | None:
+    return next((v for k, v in headers if k.lower() == name), None)
+
+
+async def _read_body(receive: Receive) -> bytes:
+    parts = []
+    while True:
+        message = await receive()
+        parts.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(parts)
+
+
+async def _respond(send: Send, status: int, body: bytes, content_type: str) -> None:
+    headers = [
+        (b"content-type", content_type.encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
