@@ -1,5 +1,6 @@
-"""A small live MCP server over stdio, run as a script by the tests (``python THIS_FILE``): the
-live side behind ``serve-fixtures -- CMD`` (onMiss: live) and the server a peer recorder records.
+"""A small live MCP server, run as a script by the tests: ``python THIS_FILE`` over stdio,
+``python THIS_FILE --http PORT`` over streamable HTTP on 127.0.0.1. The live side behind
+``serve-fixtures -- CMD`` (onMiss: live) and the server a peer recorder records.
 
 Each invocation of a tool is appended, as one JSON line, to the file named by ``LIVE_CALLS_FILE``
 (when set), so a test can see which calls reached the live server and which did not.
@@ -9,6 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from functools import partial
+
+import anyio
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
@@ -44,4 +49,9 @@ def flaky(key: str) -> CallToolResult:
 
 
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:2] == ["--http"]:  # streamable HTTP on 127.0.0.1:PORT, PORT the next argument
+        anyio.run(
+            partial(server.run_streamable_http_async, host="127.0.0.1", port=int(sys.argv[2]))
+        )
+    else:
+        server.run()

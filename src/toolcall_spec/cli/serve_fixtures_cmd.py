@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,15 +42,12 @@ def register(subparsers: Any) -> str:
         help="serve a suite task's fixtures as an MCP server (stdio or streamable HTTP)",
         description="Answer an MCP client's tools/call from a suite task's fixtures, by the "
         "replay rules: first unconsumed matching entry, consumed once served; isError: true "
-        "entries as tool errors; misses by the task's onMiss.",
+        "entries as tool errors; misses by the task's onMiss. After --: the command of the live "
+        "MCP server (stdio) that answers misses under onMiss: live.",
+        usage="toolcall-spec serve-fixtures SUITE [options] [-- LIVE SERVER CMD...]",
     )
+    parser.__class__ = _LiveCommandAfterDashes
     parser.add_argument("suite", metavar="SUITE", help="the suite JSON file")
-    parser.add_argument(
-        "live_command",
-        nargs="*",
-        metavar="-- LIVE SERVER CMD",
-        help="the live MCP server (stdio) that answers misses under onMiss: live",
-    )
     parser.add_argument("--task", metavar="ID", help="the task to serve (default: the only one)")
     parser.add_argument(
         "--log",
@@ -75,6 +73,24 @@ def register(subparsers: Any) -> str:
         help="the agentId of the logged tool events (default mcp-client)",
     )
     return "serve-fixtures"
+
+
+class _LiveCommandAfterDashes(argparse.ArgumentParser):
+    """Everything after the first ``--`` is the live server's command, whether options come
+    before or after SUITE (argparse alone takes the positionals in one go and then refuses a
+    ``--`` that follows an option)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        arguments = list(sys.argv[1:] if args is None else args)
+        command: list[str] = []
+        if "--" in arguments:
+            cut = arguments.index("--")
+            arguments, command = arguments[:cut], arguments[cut + 1 :]
+        parsed, extras = super().parse_known_args(arguments, namespace)
+        parsed.live_command = command
+        return parsed, extras
 
 
 def run(args: argparse.Namespace) -> int:
@@ -163,12 +179,16 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
         serve_stdio,
     )
 
+    def write_log() -> None:
+        if args.log is not None:
+            _write_log(replay, Path(args.log))
+
     async def main() -> None:
         async with live_upstream(args.live_command, args.upstream) as live:
             replay.live = live
             server = build_server(replay)
             if sock is None:
-                await serve_stdio(server)
+                await serve_stdio(server, on_stop=write_log)
                 return
             print(f"serving on {url_of(sock)}/mcp", flush=True)
             await serve_http(server, sock)
@@ -180,8 +200,7 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
         fail(f"the live server failed: {exc}")
         code = 2
     finally:
-        if args.log is not None:
-            _write_log(replay, Path(args.log))
+        write_log()
     return code
 
 

@@ -22,7 +22,9 @@ is what ``--log`` writes: ``{"events": [...], "summary": {...}}``.
 from __future__ import annotations
 
 import copy
+import os
 import signal
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -317,7 +319,10 @@ async def live_upstream(
 
     target: Any = url
     if command:
-        target = StdioServerParameters(command=command[0], args=list(command[1:]))
+        # The whole environment, as a shell would pass it (the SDK's default keeps only a few).
+        target = StdioServerParameters(
+            command=command[0], args=list(command[1:]), env=dict(os.environ)
+        )
     async with mcp.Client(target) as client:
 
         async def call(tool: str, args: dict[str, Any]) -> types.CallToolResult:
@@ -328,23 +333,42 @@ async def live_upstream(
 
 # -- running ------------------------------------------------------------------------------------
 
+_STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT arrives."""
+
+async def serve_stdio(server: Server[Any], *, on_stop: Callable[[], None] = lambda: None) -> None:
+    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT arrives.
+
+    The SDK reads stdin in a worker thread that no cancellation reaches, so after a signal the
+    process may be unable to leave by itself: if it has not ended ``STOP_GRACE_SECONDS`` later,
+    ``on_stop`` (the caller's end of session, e.g. writing the log) runs and the process exits."""
     from mcp.server.stdio import stdio_server  # noqa: PLC0415
 
     async with anyio.create_task_group() as group:
-        group.start_soon(_cancel_on_signal, group.cancel_scope)
+        group.start_soon(_stop_on_signal, group.cancel_scope, on_stop)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         group.cancel_scope.cancel()
 
 
-async def _cancel_on_signal(scope: anyio.CancelScope) -> None:
+STOP_GRACE_SECONDS: Final = 1.0
+
+
+async def _stop_on_signal(scope: anyio.CancelScope, on_stop: Callable[[], None]) -> None:
     with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
         async for _ in signals:
             scope.cancel()
+            watchdog = threading.Timer(STOP_GRACE_SECONDS, _stop_now, (on_stop,))
+            watchdog.daemon = True
+            watchdog.start()
             return
+
+
+def _stop_now(on_stop: Callable[[], None]) -> None:
+    try:
+        on_stop()
+    finally:
+        os._exit(0)  # the session ended on a signal: the stdin thread may block forever
 
 
 async def serve_http(server: Server[Any], sock: socket.socket, *, path: str = "/mcp") -> None:
@@ -364,8 +388,6 @@ async def serve_http(server: Server[Any], sock: socket.socket, *, path: str = "/
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
-
-_STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
 
 
 def _note_signal(signum: int, frame: Any) -> None:
