@@ -57,7 +57,7 @@ def mcp_text(value: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": value}]}
 
 
-FAIL_THEN_SUCCEED = [
+FAIL_THEN_SUCCEED: list[dict[str, Any]] = [
     {"tool": "lookup", "args": {"id": 1}, "isError": True, "response": mcp_text("upstream down")},
     {"tool": "lookup", "args": {"id": 1}, "response": mcp_text("record 1")},
     {"tool": "lookup", "args": {"id": 2}, "response": mcp_text("record 2")},
@@ -191,7 +191,12 @@ def test_under_live_a_miss_goes_upstream_and_a_recorded_failure_never_does() -> 
     reached, live = live_call_counter()
     replay = replay_of(suite_of(entries, onMiss="live"), live=live)
     failed, live_sum, live_failure = calls(
-        replay, [("add", {"a": 1, "b": 2}), ("add", {"a": 2, "b": 3}), ("lookup_offer", {"reference": "x"})]
+        replay,
+        [
+            ("add", {"a": 1, "b": 2}),
+            ("add", {"a": 2, "b": 3}),
+            ("lookup_offer", {"reference": "x"}),
+        ],
     )
     assert (failed.is_error, text(failed)) == (True, "recorded failure")
     assert (live_sum.is_error, text(live_sum)) == (False, "5")
@@ -246,7 +251,8 @@ def test_the_log_pairs_every_call_with_its_return_and_validates() -> None:
     for event in events:
         assert [p for p in validate(event, "run-event") if p.severity == "error"] == []
     returned = [event["payload"] for event in events[1::2]]
-    assert "error" in returned[0] and "outcome" not in returned[0]
+    assert "error" in returned[0]
+    assert "outcome" not in returned[0]
     assert returned[0]["error"]["message"] != "upstream down"  # a fixed text, not the payload
     assert returned[1]["outcome"] == mcp_text("record 1")
     assert returned[2]["error"]["code"].endswith("fixture_miss")

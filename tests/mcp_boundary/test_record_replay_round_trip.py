@@ -59,7 +59,9 @@ def scripted_live_server(outcomes: list[Outcome]) -> Server[Any]:
             tools=[Tool(name=name, input_schema={"type": "object"}) for name in TOOLS]
         )
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
         is_error, text = next(script)
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
 
@@ -68,11 +70,15 @@ def scripted_live_server(outcomes: list[Outcome]) -> Server[Any]:
 
 def seen(result: CallToolResult) -> tuple[bool, str]:
     """What the client received: the flag and the whole content, as JSON."""
-    content = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content]
+    content = [
+        block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
+    ]
     return result.is_error, orjson.dumps(content).decode()
 
 
-def record_session(server: Server[Any], calls: list[Call], out: Path) -> tuple[dict[str, Any], list[Any]]:
+def record_session(
+    server: Server[Any], calls: list[Call], out: Path
+) -> tuple[dict[str, Any], list[Any]]:
     """The suite the recorder writes for one session of ``calls``, and what the client saw."""
     recorder = Recorder(out, suite_id="recorded.evals.round-trip")
     received: list[Any] = []
@@ -178,14 +184,21 @@ def test_the_real_commands_record_serve_and_record_again_over_stdio(tmp_path: Pa
         ("lookup", {"id": 1}),
     ]
     first, second = tmp_path / "first.json", tmp_path / "second.json"
-    live = session_through(
-        cli("record", "--out", first, "--", sys.executable, LIVE_SERVER), calls
-    )
+    live = session_through(cli("record", "--out", first, "--", sys.executable, LIVE_SERVER), calls)
     assert [flag for flag, _ in live] == [True, False, False, False, False]
     replayed = session_through(
         cli(
-            "record", "--out", second, "--suite-id", "recorded.evals.first", "--",
-            sys.executable, "-m", "toolcall_spec.cli", "serve-fixtures", first,
+            "record",
+            "--out",
+            second,
+            "--suite-id",
+            "recorded.evals.first",
+            "--",
+            sys.executable,
+            "-m",
+            "toolcall_spec.cli",
+            "serve-fixtures",
+            first,
         ),
         calls,
     )

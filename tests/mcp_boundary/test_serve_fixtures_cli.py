@@ -59,7 +59,7 @@ def write_suite(path: Path, entries: list[dict[str, Any]], on_miss: str = "fail"
     return path
 
 
-FAIL_THEN_SUCCEED = [
+FAIL_THEN_SUCCEED: list[dict[str, Any]] = [
     {"tool": "lookup", "args": {"id": 1}, "isError": True, "response": mcp_text("upstream down")},
     {"tool": "lookup", "args": {"id": 1}, "response": mcp_text("record 1")},
 ]
@@ -106,11 +106,12 @@ def test_over_stdio_a_client_gets_the_failure_then_the_success_and_the_log(tmp_p
     suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED)
     log_file = tmp_path / "run.json"
     seen = session(
-        stdio(suite, "--log", log_file), [("lookup", {"id": 1}), ("lookup", {"id": 1})] * 1
-        + [("lookup", {"id": 1})]
+        stdio(suite, "--log", log_file),
+        [("lookup", {"id": 1})] * 3,
     )
     assert seen[:2] == [(True, "upstream down"), (False, "record 1")]
-    assert seen[2][0] is True and "fixture miss" in seen[2][1]
+    assert seen[2][0] is True
+    assert "fixture miss" in seen[2][1]
     log = wait_for(log_file)
     assert log["summary"]["fixtureMissCount"] == 1
     assert log["summary"]["callCount"] == 3
@@ -127,7 +128,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def process(*args: str | Path, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
+def process(
+    *args: str | Path, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
     """A command in the background, stopped with SIGTERM (then killed) when the block ends."""
     child = subprocess.Popen(
         [*map(str, args)],
@@ -163,7 +166,8 @@ def test_over_streamable_http_until_sigterm_then_the_log(tmp_path: Path) -> None
     log_file = tmp_path / "run.json"
     with process(*CLI, "serve-fixtures", suite, "--http", "--log", log_file) as child:
         url = serving_url(child)
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+        assert url.startswith("http://127.0.0.1:")
+        assert url.endswith("/mcp")
         first = session(url, [("lookup", {"id": 1})])
         second = session(url, [("lookup", {"id": 1}), ("lookup", {"id": 1})])
         assert not log_file.exists()  # written when the server stops, not before
@@ -186,7 +190,8 @@ def test_sigterm_mid_session_over_stdio_still_writes_the_log(tmp_path: Path) -> 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    assert child.stdin is not None and child.stdout is not None
+    assert child.stdin is not None
+    assert child.stdout is not None
     messages = [
         {
             "jsonrpc": "2.0",

@@ -14,7 +14,6 @@ import sys
 from functools import partial
 
 import anyio
-
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
@@ -30,7 +29,7 @@ def _count(tool: str, args: dict[str, object]) -> None:
 
 
 @server.tool()
-def lookup(id: int) -> str:  # noqa: A002  (the argument's wire name)
+def lookup(id: int) -> str:
     """The record with this id."""
     _count("lookup", {"id": id})
     return f"live record {id}"

@@ -35,7 +35,7 @@ class _Read:
         return self
 
     async def __anext__(self) -> Any:
-        from anyio import ClosedResourceError, EndOfStream  # noqa: PLC0415
+        from anyio import ClosedResourceError, EndOfStream
 
         try:
             return await self.receive()
@@ -93,8 +93,8 @@ class RecordingTransport:
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> bool | None:
+    ) -> None:
         try:
-            return await self.inner.__aexit__(exc_type, exc, tb)
+            await self.inner.__aexit__(exc_type, exc, tb)
         finally:
             self.recorder.close()

@@ -101,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
             select_task,
         )
     except ImportError as exc:
-        fail(f"serve-fixtures needs the mcp extra ({exc.name} is missing): pip install 'toolcall-spec[mcp]'")
+        fail(
+            f"serve-fixtures needs the mcp extra ({exc.name} is missing): "
+            "pip install 'toolcall-spec[mcp]'"
+        )
         return 2
     suite = _valid_suite(args.suite)
     if isinstance(suite, int):
@@ -164,7 +167,9 @@ def _bound(host: str, port: int) -> socket.socket | None:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
         return None
     if not is_loopback(host):
-        fail(f"warning: {host} is not a loopback address: anyone who can reach it gets the fixtures")
+        fail(
+            f"warning: {host} is not a loopback address: anyone who can reach it gets the fixtures"
+        )
     return sock
 
 

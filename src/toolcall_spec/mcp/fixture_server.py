@@ -202,7 +202,9 @@ class FixtureReplay:
             raise raised
         return result
 
-    async def _resolve(self, tool: str, args: dict[str, Any]) -> tuple[CallResult, types.CallToolResult]:
+    async def _resolve(
+        self, tool: str, args: dict[str, Any]
+    ) -> tuple[CallResult, types.CallToolResult]:
         served = self.server.serve(tool, args)
         if isinstance(served, Miss):
             return await self._answer_miss(tool, args)
@@ -387,7 +389,6 @@ async def serve_http(server: Server[Any], sock: socket.socket, *, path: str = "/
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
 
 
 def _note_signal(signum: int, frame: Any) -> None:
