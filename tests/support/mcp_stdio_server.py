@@ -15,6 +15,7 @@ from functools import partial
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
 server = MCPServer("live")
@@ -45,6 +46,13 @@ def flaky(key: str) -> CallToolResult:
             content=[TextContent(type="text", text=f"{key}: upstream unavailable")], is_error=True
         )
     return CallToolResult(content=[TextContent(type="text", text=f"{key}: done")])
+
+
+@server.tool()
+def quota() -> str:
+    """Always refused with a JSON-RPC error (not a tool result)."""
+    _count("quota", {})
+    raise MCPError(code=-32001, message="quota exceeded")
 
 
 if __name__ == "__main__":
