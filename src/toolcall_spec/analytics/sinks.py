@@ -138,7 +138,7 @@ class IngestPostSink:
         body = orjson.dumps({"events": batch})
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # noqa: S310
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                 status = answer.status
         except urllib.error.HTTPError as exc:
             status = exc.code

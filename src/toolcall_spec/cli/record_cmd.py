@@ -133,7 +133,9 @@ def _run_http(args: argparse.Namespace, recorder: Any) -> int:
         fail(f"record --upstream needs the http extra ({exc.name} is missing)")
         return 2
     try:
-        app = RecordingProxy(args.upstream, recorder, log=warn)
+        app = RecordingProxy(
+            args.upstream, recorder, log=warn, loopback_only=is_loopback(args.host)
+        )
     except ValueError as exc:
         fail(f"record: --upstream: {exc}")
         return 2
@@ -166,6 +168,12 @@ def _events_sink(args: argparse.Namespace) -> tuple[Sink | None, Any]:
         )
         key = args.events_key or os.environ.get(KEY_VARIABLE)
         poster = IngestPostSink(url, key)
-        return poster, poster.close
+
+        def close_poster() -> None:
+            poster.close()
+            if poster.lost:
+                warn(f"{poster.lost} tool_call events could not be delivered to {url}")
+
+        return poster, close_poster
     sink = JsonlFileSink(target)
     return sink, sink.close

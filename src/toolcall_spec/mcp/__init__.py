@@ -4,6 +4,10 @@ Modules, one concern each:
 
 - ``.analytics``: ``instrument(server, sink)``, one ``tool_call`` event per tool call of a real
   MCP server, classified by the one rule.
+- ``.record``: ``Recorder``, what ``toolcall-spec record`` keeps of the traffic it forwards: each
+  ``tools/call`` as a fixture entry of a suite rewritten atomically as calls are answered.
+- ``.stdio_proxy``: ``StdioProxy``, the recording proxy over stdio (it launches the server).
+- ``.http_proxy``: ``RecordingProxy``, the recording proxy over streamable HTTP (an ASGI app).
 
 This package sits above ``analytics``, ``replay`` and ``host`` (it uses their rules) and beside
 ``http``; nothing below it imports it, so ``import toolcall_spec`` never loads the ``mcp`` SDK.

@@ -22,12 +22,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import httpx
 import orjson
 
 from toolcall_spec.mcp.record import Recorder, is_request, jsonrpc_objects
 
 STATELESS = "stateless"
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+MAX_BODY_BYTES = 16 * 1024 * 1024
+"""A client message larger than this is refused (413): JSON-RPC messages are small."""
 SESSION_HEADER = "mcp-session-id"
 SERVER_GONE = -32000
 HOP_BY_HOP = frozenset(
@@ -57,7 +61,15 @@ Log = Callable[[str], None]
 class RecordingProxy:
     """The ASGI app: ``RecordingProxy(upstream_url, recorder, log)``."""
 
-    def __init__(self, upstream: str, recorder: Recorder, *, log: Log, timeout: float = 300.0):
+    def __init__(
+        self,
+        upstream: str,
+        recorder: Recorder,
+        *,
+        log: Log,
+        timeout: float = 300.0,
+        loopback_only: bool = True,
+    ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError(f"not an http(s) URL: {upstream!r}")
@@ -66,6 +78,7 @@ class RecordingProxy:
         self.recorder = recorder
         self.log = log
         self.timeout = timeout
+        self.loopback_only = loopback_only
         self._client: httpx.AsyncClient | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -91,7 +104,15 @@ class RecordingProxy:
     # --- one exchange ---------------------------------------------------------------------------
 
     async def _proxy(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = self._refusal(scope)
+        if refusal is not None:
+            self.log(f"refused a request: {refusal}")
+            await _respond(send, 403, refusal.encode(), "text/plain")
+            return
         body = await _read_body(receive)
+        if body is None:
+            await _respond(send, 413, b"the request body is too large", "text/plain")
+            return
         headers = [
             (k.decode("latin-1"), v.decode("latin-1"))
             for k, v in scope["headers"]
@@ -121,11 +142,27 @@ class RecordingProxy:
             session = session or _header(upstream.headers.items(), SESSION_HEADER) or STATELESS
             if message is not None:
                 self.recorder.from_client(session, message)
-            await self._answer(upstream, session, message, send)
+            await self._answer(upstream, session, message, send, receive)
         finally:
             await upstream.aclose()
         if scope["method"] == "DELETE" and upstream.status_code < 300:
             self.recorder.fail_pending(session, "the client ended the session first")
+
+    def _refusal(self, scope: Scope) -> str | None:
+        """Why a request is refused, if it is: served on loopback, the proxy takes only
+        loopback ``Host`` and ``Origin`` names. It forwards with the upstream's own ``Host``, so
+        without this check a web page could use it to step around the upstream's DNS-rebinding
+        guard (the MCP transport asks servers to validate ``Origin``)."""
+        if not self.loopback_only:
+            return None
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = urlsplit(f"//{headers.get('host', '')}").hostname
+        if host not in LOOPBACK_NAMES:
+            return f"Host {headers.get('host')!r} is not a loopback name"
+        origin = headers.get("origin")
+        if origin is not None and urlsplit(origin).hostname not in LOOPBACK_NAMES:
+            return f"Origin {origin!r} is not a loopback origin"
+        return None
 
     def _parsed(self, body: bytes) -> Any:
         try:
@@ -135,22 +172,30 @@ class RecordingProxy:
             return None
 
     async def _answer(
-        self, upstream: httpx.Response, session: str, message: Any, send: Send
+        self,
+        upstream: httpx.Response,
+        session: str,
+        message: Any,
+        send: Send,
+        receive: Receive,
     ) -> None:
         headers = [
             (k.encode("latin-1"), v.encode("latin-1"))
             for k, v in upstream.headers.multi_items()
             if k.lower() not in HOP_BY_HOP and k.lower() != "content-encoding"
         ]
-        await send(
-            {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
-        )
+        start = {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
+        await send(start)
         content_type = upstream.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
-            async for chunk in self._events(upstream.aiter_bytes(), session):
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            last = self._unanswered_event(session, message)
-            await send({"type": "http.response.body", "body": last, "more_body": False})
+            async with anyio.create_task_group() as streams:
+                # A client that hangs up ends the stream: the upstream's is closed with it.
+                streams.start_soon(_cancel_on_disconnect, receive, streams.cancel_scope)
+                async for chunk in self._events(upstream.aiter_bytes(), session):
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                last = self._unanswered_event(session, message)
+                await send({"type": "http.response.body", "body": last, "more_body": False})
+                streams.cancel_scope.cancel()
             return
         body = await upstream.aread()
         if content_type.startswith("application/json"):
@@ -232,13 +277,25 @@ def _header(headers: Any, name: str) -> str | None:
     return next((v for k, v in headers if k.lower() == name), None)
 
 
-async def _read_body(receive: Receive) -> bytes:
-    parts = []
+async def _read_body(receive: Receive) -> bytes | None:
+    """The request's body, or ``None`` past ``MAX_BODY_BYTES`` (read no further)."""
+    parts: list[bytes] = []
+    size = 0
     while True:
         message = await receive()
-        parts.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        parts.append(chunk)
         if not message.get("more_body"):
             return b"".join(parts)
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
 
 
 async def _respond(send: Send, status: int, body: bytes, content_type: str) -> None:

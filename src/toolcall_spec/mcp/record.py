@@ -92,8 +92,10 @@ class _Session:
     """Every request of the client still waiting for its answer: method, and the call it is."""
     event_session: str = field(default_factory=new_uuid)
     """The analytics ``session_id`` of this session's events."""
-    tools: Any = None
-    """The last ``tools/list`` result the server sent (kept for a schema that can hold it)."""
+    list_cursors: dict[RequestKey, bool] = field(default_factory=dict)
+    """Open ``tools/list`` requests: whether each asks for a later page (has a cursor)."""
+    tools: list[Any] | None = None
+    """The tools the server listed (the pages of the last listing, in order), if it did."""
 
 
 class Recorder:
@@ -164,7 +166,7 @@ class Recorder:
                 return []
             ids = [value for _, value in state.pending]
             for key in list(state.pending):
-                method, call = state.pending.pop(key)
+                _method, call = state.pending.pop(key)
                 if call is not None:
                     error = {"unanswered": reason}
                     if call.cancelled:
@@ -178,11 +180,6 @@ class Recorder:
             for session in list(self._sessions):
                 self.fail_pending(session, reason)
             self._write()
-
-    def tool_list(self, session: str) -> Any:
-        with self._lock:
-            state = self._sessions.get(session)
-            return None if state is None else state.tools
 
     # --- the messages -----------------------------------------------------------------------
 
@@ -201,15 +198,29 @@ class Recorder:
             call = self._new_call(state, params)
         elif method == INITIALIZE:
             self._name_session(state, params)
+        elif method == TOOLS_LIST:
+            state.list_cursors[key] = isinstance(params, Mapping) and "cursor" in params
         state.pending[key] = (method, call)
 
     def _new_call(self, state: _Session, params: Any) -> _Call:
         params = params if isinstance(params, Mapping) else {}
         name = params.get("name")
-        call = _Call(name if isinstance(name, str) and name else "?", params.get("arguments"), 0.0)
+        # A call without arguments is a call with none: recorded as {} and matched exactly.
+        arguments = params.get("arguments")
+        call = _Call(name if isinstance(name, str) and name else "?", arguments or {}, 0.0)
         call.started = time.perf_counter()
         state.calls.append(call)
         return call
+
+    def _listed(self, state: _Session, key: RequestKey, result: Any) -> None:
+        """A ``tools/list`` page: a listing without a cursor starts over, a later page extends
+        it; the suite is rewritten so the recorded tool list is on disk too."""
+        next_page = state.list_cursors.pop(key, False)
+        tools = result.get("tools") if isinstance(result, Mapping) else None
+        if not isinstance(tools, list):
+            return
+        state.tools = [*(state.tools or []), *tools] if next_page else list(tools)
+        self._write()
 
     @staticmethod
     def _name_session(state: _Session, params: Any) -> None:
@@ -226,12 +237,13 @@ class Recorder:
                 entry[1].cancelled = True
 
     def _server_response(self, state: _Session, obj: Mapping[str, Any]) -> bool:
-        entry = state.pending.pop(request_key(obj.get("id")), None)
+        key = request_key(obj.get("id"))
+        entry = state.pending.pop(key, None)
         if entry is None:
             return False
         method, call = entry
-        if method == TOOLS_LIST and "result" in obj:
-            state.tools = obj["result"]
+        if method == TOOLS_LIST:
+            self._listed(state, key, obj.get("result"))
         if call is not None:
             if "error" in obj:
                 self._complete(state, obj["id"], call, failure={"error": obj["error"]})
@@ -300,7 +312,9 @@ class Recorder:
             if not self._sessions:
                 return None
             tasks = [
-                RecordedTask(s.label, [c.recorded for c in s.calls if c.recorded is not None])
+                RecordedTask(
+                    s.label, [c.recorded for c in s.calls if c.recorded is not None], s.tools
+                )
                 for s in self._sessions.values()
             ]
             return recorded_suite(tasks, suite_id=self.suite_id)
@@ -313,12 +327,12 @@ class Recorder:
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` in one step: readers see the old file or the new one."""
-    directory = path.parent if str(path.parent) else Path(".")
+    directory = path.parent if str(path.parent) else Path()
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(temporary, path)
+        Path(temporary).replace(path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

@@ -23,6 +23,7 @@ signals are handled promptly.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -116,11 +117,12 @@ class StdioProxy:
 
     def _wait_for_end(self) -> int:
         while True:
-            if self._stop_signal is not None:
+            server_closed = self._server_closed.wait(POLL_SECONDS)
+            if self._stop_signal is not None:  # checked after the wait: a signal lands there
                 self._stop_server()
                 self._server_ended("the proxy was stopped before the server answered")
                 return 130 if self._stop_signal == signal.SIGINT else 0
-            if self._server_closed.wait(POLL_SECONDS):
+            if server_closed:
                 status = self._reap_server()
                 self._server_ended(f"the MCP server exited (status {status}) before answering")
                 return 0 if self._client_closed.is_set() else 1
@@ -149,7 +151,8 @@ class StdioProxy:
     # --- the two directions ----------------------------------------------------------------------
 
     def _pump_client(self) -> None:
-        assert self._server is not None and self._server.stdin is not None
+        assert self._server is not None
+        assert self._server.stdin is not None
         server_in = self._server.stdin.fileno()
         try:
             for line in read_lines(self.client_in):
@@ -166,7 +169,8 @@ class StdioProxy:
             _close_quietly(self._server.stdin)
 
     def _pump_server(self) -> None:
-        assert self._server is not None and self._server.stdout is not None
+        assert self._server is not None
+        assert self._server.stdout is not None
         try:
             for line in read_lines(self._server.stdout.fileno()):
                 self._observe(line, "server")
@@ -188,11 +192,9 @@ class StdioProxy:
             self.log(f"the server answered id {key[1]!r}, which no open request has (passed on)")
 
     def _to_client(self, data: bytes) -> None:
-        with self._write_lock:
-            try:
-                _write_all(self.client_out, data)
-            except OSError:
-                pass  # the client is gone; the recording goes on until the session ends
+        # A client that is gone is no reason to stop: the recording goes on until the session ends.
+        with self._write_lock, contextlib.suppress(OSError):
+            _write_all(self.client_out, data)
 
     # --- the server process ------------------------------------------------------------------
 
@@ -224,7 +226,7 @@ class StdioProxy:
     def _install_signal_handlers(self) -> dict[int, Any]:
         if threading.current_thread() is not threading.main_thread():
             return {}
-        previous = {}
+        previous: dict[int, Any] = {}
         for signum in (signal.SIGTERM, signal.SIGINT):
             previous[signum] = signal.signal(signum, self._on_signal)
         return previous

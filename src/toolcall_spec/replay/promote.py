@@ -85,6 +85,9 @@ class RecordedTask:
 
     task_id: str
     calls: Sequence[RecordedCall]
+    tools: Sequence[Any] | None = None
+    """The MCP tools the server listed in the session (``tools/list``, wire JSON), if any: kept
+    in the task's opaque input as ``mcp.tools``, so a replaying MCP server lists them."""
 
 
 def _object_or_none(args: Any) -> Mapping[str, Any] | None:
@@ -345,10 +348,13 @@ def recorded_suite(tasks: Sequence[RecordedTask], *, suite_id: str) -> dict[str,
     for task in tasks:
         task_id = _unique(_slug(task.task_id, "task"), used)
         expected = [{"tool": c.tool, "isError": c.is_error} for c in task.calls]
+        task_input: dict[str, Any] = {"calls": [_scripted_call(call) for call in task.calls]}
+        if task.tools is not None:
+            task_input["mcp"] = {"tools": list(task.tools)}
         out_tasks.append(
             {
                 "taskId": task_id,
-                "input": {"calls": [_scripted_call(call) for call in task.calls]},
+                "input": task_input,
                 "expected": {
                     "kind": "golden",
                     "match": {"strategy": "json-match", "value": expected},

@@ -1,0 +1,213 @@
+"""``toolcall-spec record --upstream URL`` between the real ``mcp`` client over streamable HTTP
+and a real MCP server over HTTP (MCPServer and FastMCP 4, each in its own process on loopback):
+the client sees what it sees without the proxy, each session is a task, failures are kept."""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed")
+
+import anyio
+import mcp
+from mcp.shared.exceptions import MCPError
+from support.recording import CLI, child_env, entries, flags, load_suite, python_server
+
+TRANSPARENT = pytest.mark.requirement("toolcall-spec.requirement.record.transparent")
+ENTRIES = pytest.mark.requirement("toolcall-spec.requirement.record.one-entry-per-call")
+FAILURES = pytest.mark.requirement("toolcall-spec.requirement.record.failures-kept")
+SERVER_DEATH = pytest.mark.requirement("toolcall-spec.requirement.record.server-death-answered")
+
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("add", {"a": 1, "b": 2}),
+    ("flaky", {"key": "h"}),
+    ("flaky", {"key": "h"}),
+    ("lookup", {"reference": "R2"}),
+]
+FLAGS = [("add", False), ("flaky", True), ("flaky", False), ("lookup", True)]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the server exited at start")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def upstream(framework: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = free_port()
+    process = subprocess.Popen(
+        python_server(framework, "http", str(port)),
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        stop(process)
+
+
+@contextmanager
+def recording_proxy(
+    url: str, out: Path, log: Path
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The proxy on a free loopback port; yields the URL it serves (read from its stderr)."""
+    argv = [*CLI, "record", "--out", str(out), "--upstream", url, "--port", "0"]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(argv, stderr=sink, env=child_env())
+    try:
+        deadline = time.monotonic() + 30
+        while not (found := re.search(r"serving on (\S+)", log.read_text("utf-8"))):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the proxy did not start: {log.read_text('utf-8')}")
+            time.sleep(0.05)
+        yield found.group(1), process
+    finally:
+        stop(process)
+
+
+def run_client(url: str, calls: list[tuple[str, dict[str, Any]]], mode: str) -> list[Any]:
+    seen: list[Any] = []
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with mcp.Client(url, mode=mode) as client:
+                seen.append(sorted(t.name for t in (await client.list_tools()).tools))
+                for name, arguments in calls:
+                    try:
+                        result = await client.call_tool(name, arguments)
+                        seen.append(
+                            result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        )
+                    except MCPError as exc:
+                        seen.append({"jsonrpc-error": exc.error.code, "message": exc.error.message})
+
+    anyio.run(main)
+    return seen
+
+
+@TRANSPARENT
+@ENTRIES
+@pytest.mark.parametrize(
+    ("framework", "mode"), [("mcp", "legacy"), ("mcp", "auto"), ("fastmcp", "legacy")]
+)
+def test_http_sessions_are_recorded_one_task_each(
+    tmp_path: Path, framework: str, mode: str
+) -> None:
+    out, log = tmp_path / "recorded.json", tmp_path / "proxy.log"
+    with upstream(framework) as (url, _):
+        direct = run_client(url, CALLS, mode)
+    with upstream(framework) as (url, _), recording_proxy(url, out, log) as (proxy_url, proxy):
+        first = run_client(proxy_url, CALLS, mode)
+        second = run_client(proxy_url, CALLS[:1], mode)
+        stop(proxy)
+        # uvicorn stops gracefully on SIGTERM, then re-raises it (its own exit convention).
+        assert proxy.returncode in (0, -signal.SIGTERM)
+    assert first == direct
+    assert second == direct[:2]
+    suite = load_suite(out)
+    if mode == "legacy":  # each session has its Mcp-Session-Id: a task of its own
+        assert [flags(suite, i) for i in range(len(suite["tasks"]))] == [FLAGS, [("add", False)]]
+    else:  # the 2026-07-28 protocol has no sessions: one stateless task
+        assert flags(suite) == [*FLAGS, ("add", False)]
+    assert [e["args"] for e in entries(suite)[:4]] == [args for _, args in CALLS]
+
+
+@SERVER_DEATH
+@FAILURES
+def test_an_upstream_that_dies_mid_call_gets_the_client_an_error_and_the_suite_a_failure(
+    tmp_path: Path,
+) -> None:
+    out, log = tmp_path / "recorded.json", tmp_path / "proxy.log"
+    with upstream("mcp") as (url, _), recording_proxy(url, out, log) as (proxy_url, _proxy):
+        seen = run_client(proxy_url, [("add", {"a": 1, "b": 1}), ("die", {})], "legacy")
+    assert seen[1]["structuredContent"] == {"result": 2}
+    assert seen[2]["jsonrpc-error"] == -32000
+    suite = load_suite(out)
+    assert flags(suite) == [("add", False), ("die", True)]
+    assert "tools/call 'die'" in log.read_text("utf-8")
+
+
+@SERVER_DEATH
+@FAILURES
+def test_an_unreachable_upstream_answers_the_call_with_an_error_and_records_it(
+    tmp_path: Path,
+) -> None:
+    import httpx
+
+    out, log = tmp_path / "recorded.json", tmp_path / "proxy.log"
+    nowhere = f"http://127.0.0.1:{free_port()}/mcp"  # nothing listens there
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add"}}
+    with recording_proxy(nowhere, out, log) as (proxy_url, _proxy):
+        answer = httpx.post(proxy_url, json=call, timeout=30)
+    assert answer.status_code == 200
+    assert answer.json()["id"] == 7
+    assert answer.json()["error"]["code"] == -32000
+    suite = load_suite(out)
+    assert flags(suite) == [("add", True)]
+    assert entries(suite)[0]["args"] == {}  # no arguments: none, matched exactly
+    assert "cannot reach the MCP server" in log.read_text("utf-8")
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.record.loopback-guard")
+@pytest.mark.parametrize(
+    "headers",
+    [{"Host": "evil.example"}, {"Origin": "http://evil.example"}],
+    ids=["host", "origin"],
+)
+def test_a_request_from_a_foreign_host_or_origin_is_refused(
+    tmp_path: Path, headers: dict[str, str]
+) -> None:
+    import httpx
+
+    out, log = tmp_path / "recorded.json", tmp_path / "proxy.log"
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}}
+    with upstream("mcp") as (url, _), recording_proxy(url, out, log) as (proxy_url, _proxy):
+        refused = httpx.post(proxy_url, json=call, headers=headers, timeout=30)
+        allowed = httpx.post(
+            proxy_url,
+            json=call,
+            headers={
+                "Origin": "http://localhost:3000",
+                "Accept": "application/json, text/event-stream",
+            },
+            timeout=30,
+        )
+    assert refused.status_code == 403
+    assert "not a loopback" in refused.text
+    assert allowed.status_code != 403  # a loopback origin passes (the upstream answers it)

@@ -1,0 +1,93 @@
+"""The recorder behind ``toolcall-spec record``, fed JSON-RPC messages directly: whatever the
+order in which answers arrive, the suite holds one entry per call in the order the client sent
+them, each flagged by the one rule, and a call nobody answered is a failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcall_spec.mcp.record import Recorder
+from toolcall_spec.rules import is_tool_error
+from toolcall_spec.validation import validate
+
+ENTRIES = pytest.mark.requirement("toolcall-spec.requirement.record.one-entry-per-call")
+FAILURES = pytest.mark.requirement("toolcall-spec.requirement.record.failures-kept")
+ON_DISK = pytest.mark.requirement("toolcall-spec.requirement.record.written-as-answered")
+
+IS_ERROR = st.sampled_from([True, False, "true", 1, None, "absent"])
+"""The values a server may put in isError: only the JSON boolean true is an error."""
+OUTCOME = st.one_of(
+    st.tuples(st.just("result"), IS_ERROR),
+    st.tuples(st.just("jsonrpc-error"), st.just(None)),
+    st.tuples(st.just("never"), st.just(None)),
+)
+CALL = st.tuples(
+    st.sampled_from(["lookup", "billing:charge", "add"]),
+    st.dictionaries(st.sampled_from(["id", "n"]), st.integers(0, 3), max_size=2),
+    OUTCOME,
+)
+
+
+def result(is_error: Any, n: int) -> dict[str, Any]:
+    body: dict[str, Any] = {"content": [{"type": "text", "text": f"answer {n}"}]}
+    if is_error != "absent":
+        body["isError"] = is_error
+    return body
+
+
+def answer(request_id: int, outcome: tuple[str, Any]) -> dict[str, Any] | None:
+    kind, is_error = outcome
+    if kind == "result":
+        return {"jsonrpc": "2.0", "id": request_id, "result": result(is_error, request_id)}
+    if kind == "jsonrpc-error":
+        return {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32001, "message": "no"}}
+    return None
+
+
+@ENTRIES
+@FAILURES
+@ON_DISK
+@settings(max_examples=60, deadline=None)
+@given(calls=st.lists(CALL, min_size=1, max_size=8), answer_order=st.randoms(use_true_random=False))
+def test_entries_follow_the_calls_whatever_order_the_answers_come_in(
+    tmp_path_factory: pytest.TempPathFactory, calls: list[Any], answer_order: Any
+) -> None:
+    out = tmp_path_factory.mktemp("rec") / "suite.json"
+    warnings: list[str] = []
+    recorder = Recorder(out, suite_id="recorded.evals.property", warn=warnings.append)
+    requests = [
+        {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": t, "arguments": a}}
+        for i, (t, a, _) in enumerate(calls, start=1)
+    ]
+    recorder.from_client("s", requests)  # a batch: all calls open at once
+    answers = [answer(i, outcome) for i, (_, _, outcome) in enumerate(calls, start=1)]
+    shuffled = [a for a in answers if a is not None]
+    answer_order.shuffle(shuffled)
+    for message in shuffled:
+        assert recorder.from_server("s", message) == []
+        on_disk = orjson.loads(out.read_bytes())  # valid after every answer
+        assert not [p for p in validate(on_disk, "suite") if p.severity == "error"]
+    recorder.close()
+    suite = orjson.loads(out.read_bytes())
+    recorded = suite["tasks"][0]["fixtures"]["toolResponses"]
+    assert [(e["tool"], e["args"]) for e in recorded] == [(t, a) for t, a, _ in calls]
+    expected_flags = [
+        outcome[0] != "result" or is_tool_error(result(outcome[1], 0)) for _, _, outcome in calls
+    ]
+    assert [e.get("isError", False) for e in recorded] == expected_flags
+    assert len(warnings) == sum(outcome[0] != "result" for _, _, outcome in calls)
+
+
+def test_a_response_to_an_unknown_id_is_reported_and_records_nothing(tmp_path: Path) -> None:
+    recorder = Recorder(tmp_path / "s.json", suite_id="recorded.evals.x")
+    recorder.from_client("s", {"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {}})
+    unknown = recorder.from_server("s", {"jsonrpc": "2.0", "id": 1, "result": {"content": []}})
+    assert unknown == [("int", 1)]
+    # "a" and 1 are different ids: the string id is still open.
+    assert recorder.pending_requests("s") == ["a"]

@@ -1,0 +1,66 @@
+"""A hand-written MCP server over stdio that misbehaves on request, for the malformed-traffic
+tests of ``toolcall-spec record`` (no SDK would send these): ``python raw_mcp_server.py``.
+
+- ``initialize`` / ``tools/list``: answered normally (protocol 2025-06-18);
+- ``tools/call`` ``echo``: answered with its arguments as text;
+- ``tools/call`` ``ghost``: first a response to id ``"no-such-id"``, then a line that is not JSON,
+  then the real answer;
+- ``tools/call`` ``die``: the process exits without answering;
+- a line that is not JSON: answered with a JSON-RPC parse error (id null), as the spec says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+
+def send(message: object) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request: dict[str, Any]) -> None:
+    method, rid = request.get("method"), request.get("id")
+    if rid is None:
+        return  # a notification
+    if method == "initialize":
+        result = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"},
+        }
+        send({"jsonrpc": "2.0", "id": rid, "result": result})
+    elif method == "tools/list":
+        tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "ghost", "die")]
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
+    elif method == "tools/call":
+        name = request["params"]["name"]
+        if name == "die":
+            os._exit(7)
+        if name == "ghost":
+            send({"jsonrpc": "2.0", "id": "no-such-id", "result": {"content": []}})
+            sys.stdout.write("this line is not JSON\n")
+            sys.stdout.flush()
+        text = json.dumps(request["params"].get("arguments"))
+        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
+
+
+def main() -> None:
+    for line in sys.stdin:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            send(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+            )
+            continue
+        answer(request)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Running ``toolcall-spec record`` as a real process in the tests of tests/mcp_boundary."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from toolcall_spec.validation import validate
+
+SUPPORT = Path(__file__).parent
+SERVERS = SUPPORT / "record_servers.py"
+RAW_SERVER = SUPPORT / "raw_mcp_server.py"
+CLI = [sys.executable, "-m", "toolcall_spec.cli"]
+
+
+def record_argv(out: Path, *server: str | Path, options: tuple[str, ...] = ()) -> list[str]:
+    """The command a client launches: the proxy in front of ``server``."""
+    return [*CLI, "record", "--out", str(out), *options, "--", *map(str, server)]
+
+
+def python_server(framework: str, *extra: str) -> list[str]:
+    return [sys.executable, str(SERVERS), framework, *extra]
+
+
+def load_suite(path: Path) -> dict[str, Any]:
+    """The suite on disk, which must be valid whenever it can be read."""
+    suite: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    errors = [p for p in validate(suite, "suite") if p.severity == "error"]
+    assert not errors, errors
+    return suite
+
+
+def entries(suite: dict[str, Any], task: int = 0) -> list[dict[str, Any]]:
+    return list(suite["tasks"][task]["fixtures"]["toolResponses"])
+
+
+def flags(suite: dict[str, Any], task: int = 0) -> list[tuple[str, bool]]:
+    return [(e["tool"], e.get("isError", False)) for e in entries(suite, task)]
+
+
+class RawClient:
+    """Speaks JSON-RPC lines to a proxy process by hand, for the tests no SDK client can drive
+    (killing the proxy mid-session, sending what is not JSON)."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        self.next_id = 0
+
+    @property
+    def stdin(self) -> IO[bytes]:
+        assert self.process.stdin is not None
+        return self.process.stdin
+
+    def send_line(self, line: bytes) -> None:
+        self.stdin.write(line)
+        self.stdin.flush()
+
+    def send(self, method: str, params: Any = None, *, notify: bool = False) -> int | None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        request_id = None
+        if not notify:
+            self.next_id += 1
+            request_id = message["id"] = self.next_id
+        self.send_line(json.dumps(message).encode() + b"\n")
+        return request_id
+
+    def read_line(self, timeout: float = 30.0) -> bytes:
+        """The next line the proxy writes (``b""`` at its end); fails rather than hangs."""
+        assert self.process.stdout is not None
+        import selectors
+
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.process.stdout, selectors.EVENT_READ)
+            if not selector.select(timeout):
+                raise TimeoutError("the proxy wrote nothing in time")
+        return self.process.stdout.readline()
+
+    def read_answer(self, request_id: int, timeout: float = 30.0) -> dict[str, Any]:
+        """The response to ``request_id``, skipping other messages."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.read_line(deadline - time.monotonic())
+            if not line:
+                raise EOFError("the proxy ended before answering")
+            message = json.loads(line)
+            if isinstance(message, dict) and message.get("id") == request_id:
+                return message
+        raise TimeoutError(f"no answer to {request_id}")
+
+    def call(self, method: str, params: Any = None) -> dict[str, Any]:
+        request_id = self.send(method, params)
+        assert request_id is not None
+        return self.read_answer(request_id)
+
+    def handshake(self) -> None:
+        self.call(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-client", "version": "1"},
+            },
+        )
+        self.send("notifications/initialized", notify=True)
+
+    def finish(self, timeout: float = 30.0) -> tuple[int, str]:
+        """Close stdin, wait for the proxy to exit: its status and its stderr."""
+        if not self.stdin.closed:
+            self.stdin.close()
+        try:
+            self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+        assert self.process.stderr is not None
+        assert self.process.stdout is not None
+        self.process.stdout.close()
+        stderr = self.process.stderr.read().decode()
+        self.process.stderr.close()
+        return self.process.returncode, stderr
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONUNBUFFERED": "1"}
