@@ -203,4 +203,8 @@ def test_the_real_commands_record_serve_and_record_again_over_stdio(tmp_path: Pa
         calls,
     )
     assert replayed == live
-    assert orjson.loads(second.read_bytes()) == orjson.loads(first.read_bytes())
+    recorded = orjson.loads(first.read_bytes())
+    assert orjson.loads(second.read_bytes()) == recorded
+    # serve-fixtures listed the recorded tools (names, schemas), so the second recording has them.
+    tools = recorded["tasks"][0]["input"]["mcp"]["tools"]
+    assert [tool["name"] for tool in tools] == ["lookup", "flaky", "quota"]

@@ -136,11 +136,8 @@ def import_cassette(
         reading.exchange(where, request, response)
     if reading.problems:
         return CassetteImport(None, reading.problems, reading.warnings)
-    task = RecordedTask(label or reading.client or "session", reading.calls)
-    suite = recorded_suite([task], suite_id=suite_id)
-    if reading.tools is not None:
-        suite["tasks"][0]["input"]["mcp"] = {"tools": reading.tools}
-    return CassetteImport(suite, [], reading.warnings)
+    task = RecordedTask(label or reading.client or "session", reading.calls, reading.tools)
+    return CassetteImport(recorded_suite([task], suite_id=suite_id), [], reading.warnings)
 
 
 @dataclass
@@ -172,7 +169,9 @@ class _Reading:
                 Problem(format_path([*where, "params", "name"]), "a tools/call names its tool")
             )
             return
+        # A call without arguments is a call with none, as `record` records it: {} (exact).
         args = params.get("arguments") if isinstance(params, Mapping) else None
+        args = {} if args is None else args
         if isinstance(response, Mapping) and isinstance(response.get("result"), Mapping):
             self.calls.append(RecordedCall.answered(name, args, response["result"]))
             return
