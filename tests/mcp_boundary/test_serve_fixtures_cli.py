@@ -303,3 +303,10 @@ def test_an_unreadable_suite_exits_2(tmp_path: Path) -> None:
     run = run_cli("serve-fixtures", tmp_path / "missing.json", timeout=TIMEOUT)
     assert run.returncode == 2
     assert "missing.json" in run.stderr
+
+
+@RULES
+def test_quiet_does_not_silence_the_protocol_over_stdio(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED)
+    seen = session(stdio(suite, "--quiet"), [("lookup", {"id": 1})] * 2)
+    assert seen == [(True, "upstream down"), (False, "record 1")]

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -193,7 +194,8 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
             replay.live = live
             server = build_server(replay)
             if sock is None:
-                await serve_stdio(server, on_stop=write_log)
+                with _protocol_stdout():
+                    await serve_stdio(server, on_stop=write_log)
                 return
             print(f"serving on {url_of(sock)}/mcp", flush=True)
             await serve_http(server, sock)
@@ -207,6 +209,17 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
     finally:
         write_log()
     return code
+
+
+@contextmanager
+def _protocol_stdout() -> Iterator[None]:
+    """Standard output is the MCP wire over stdio: ``--quiet``, which points ``sys.stdout`` at
+    the null device, must not take it from the protocol."""
+    quiet, sys.stdout = sys.stdout, sys.__stdout__
+    try:
+        yield
+    finally:
+        sys.stdout = quiet
 
 
 def _write_log(replay: FixtureReplay, target: Path) -> None:
