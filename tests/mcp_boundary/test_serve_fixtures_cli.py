@@ -310,3 +310,16 @@ def test_quiet_does_not_silence_the_protocol_over_stdio(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED)
     seen = session(stdio(suite, "--quiet"), [("lookup", {"id": 1})] * 2)
     assert seen == [(True, "upstream down"), (False, "record 1")]
+
+
+@pytest.mark.parametrize(
+    "live",
+    [["--", "/nonexistent/mcp-server"], ["--upstream", "http://127.0.0.1:9/mcp"]],
+)
+def test_a_live_server_that_cannot_be_reached_is_a_message_not_a_traceback(
+    tmp_path: Path, live: list[str]
+) -> None:
+    suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED, on_miss="live")
+    run = run_cli("serve-fixtures", suite, *live, stdin="", timeout=TIMEOUT)
+    assert run.returncode == 2
+    assert "connecting to the live server failed" in run.stderr

@@ -189,8 +189,12 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
         if args.log is not None:
             _write_log(replay, Path(args.log))
 
+    live_named = bool(args.live_command or args.upstream)
+    stage = ["connecting to the live server" if live_named else "serving"]
+
     async def main() -> None:
         async with live_upstream(args.live_command, args.upstream) as live:
+            stage[0] = "serving"
             replay.live = live
             server = build_server(replay)
             if sock is None:
@@ -203,12 +207,22 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
     code = 0
     try:
         anyio.run(main)
-    except (OSError, RuntimeError) as exc:  # the live server could not start or answer
-        fail(f"the live server failed: {exc}")
+    except Exception as exc:  # a message, never a traceback (the promise of cli/guard.py)
+        leaf = _innermost(exc)
+        fail(f"{stage[0]} failed: {type(leaf).__name__}: {leaf}")
         code = 2
     finally:
         write_log()
     return code
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The first exception inside task-group exception groups (what actually went wrong)."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, (list, tuple)) and inner:
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 @contextmanager
