@@ -323,3 +323,68 @@ def test_a_live_server_that_cannot_be_reached_is_a_message_not_a_traceback(
     run = run_cli("serve-fixtures", suite, *live, stdin="", timeout=TIMEOUT)
     assert run.returncode == 2
     assert "connecting to the live server failed" in run.stderr
+
+
+def test_malformed_traffic_is_answered_as_the_protocol_says_and_serving_goes_on(
+    tmp_path: Path,
+) -> None:
+    """A line that is not JSON is dropped by the SDK's transport, a ``tools/call`` whose
+    arguments are not an object gets JSON-RPC ``-32602``; the next call is served, and closing
+    stdin ends the session with its log."""
+    suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED)
+    log_file = tmp_path / "run.json"
+    child = subprocess.Popen(
+        [*CLI, "serve-fixtures", str(suite), "--log", str(log_file)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdin is not None
+    assert child.stdout is not None
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    lines = [
+        b"this is not JSON",
+        json.dumps(initialize).encode(),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "lookup", "arguments": [1]},
+            }
+        ).encode(),
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "lookup", "arguments": {"id": 1}},
+            }
+        ).encode(),
+    ]
+    try:
+        child.stdin.write(b"\n".join(lines) + b"\n")
+        child.stdin.flush()
+        answers = {}
+        for _ in range(3):
+            answer = json.loads(child.stdout.readline())
+            answers[answer["id"]] = answer
+        assert answers[2]["error"]["code"] == -32602
+        assert answers[3]["result"]["isError"] is True
+        child.stdin.close()  # the client ends the session
+        assert child.wait(TIMEOUT) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert wait_for(log_file)["summary"]["callCount"] == 1
