@@ -106,7 +106,7 @@ def test_over_stdio_a_client_gets_the_failure_then_the_success_and_the_log(tmp_p
     suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED)
     log_file = tmp_path / "run.json"
     seen = session(
-        stdio(suite, "--log", log_file),
+        stdio(suite, "--log", log_file, "--agent-id", "claude-desktop"),
         [("lookup", {"id": 1})] * 3,
     )
     assert seen[:2] == [(True, "upstream down"), (False, "record 1")]
@@ -118,6 +118,7 @@ def test_over_stdio_a_client_gets_the_failure_then_the_success_and_the_log(tmp_p
     assert len(log["events"]) == 6
     for event in log["events"]:
         assert [p for p in validate(event, "run-event") if p.severity == "error"] == []
+        assert event["payload"]["agentId"] == "claude-desktop"
 
 
 def free_port() -> int:
@@ -279,6 +280,7 @@ def test_a_miss_goes_to_a_live_streamable_http_server(tmp_path: Path) -> None:
     ("extra", "entries", "on_miss", "expected"),
     [
         (["--task", "nope"], FAIL_THEN_SUCCEED, "fail", "no task 'nope'"),
+        (["--agent-id", "my agent"], FAIL_THEN_SUCCEED, "fail", "not an agent id"),
         ([], FAIL_THEN_SUCCEED, "live", "onMiss: live"),
         (["--upstream", "http://127.0.0.1:9/mcp", "--", "x"], FAIL_THEN_SUCCEED, "live", "either"),
     ],

@@ -14,6 +14,7 @@ usage or I/O error (unknown task, ``onMiss: live`` without a live server, a port
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -70,10 +71,23 @@ def register(subparsers: Any) -> str:
     )
     parser.add_argument(
         "--agent-id",
+        type=_agent_id,
         default="mcp-client",
         help="the agentId of the logged tool events (default mcp-client)",
     )
     return "serve-fixtures"
+
+
+AGENT_ID = re.compile(r"[A-Za-z0-9._~:-]{1,128}")
+"""``ids.schema.json#/$defs/AuthorId``: what the events' ``agentId`` may be."""
+
+
+def _agent_id(text: str) -> str:
+    if not AGENT_ID.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"not an agent id: {text!r} (1 to 128 of A-Z a-z 0-9 . _ ~ : -)"
+        )
+    return text
 
 
 class _LiveCommandAfterDashes(argparse.ArgumentParser):
