@@ -29,7 +29,7 @@ RULES = pytest.mark.requirement("toolcall-spec.requirement.mcp.serve-fixtures-ru
 ROUND_TRIP = pytest.mark.requirement("toolcall-spec.requirement.mcp.record-replay-round-trip")
 
 LIVE_SERVER = REPO / "tests" / "support" / "mcp_stdio_server.py"
-TS_CLIENT = REPO / "tests" / "support" / "mcp_ts_client.mjs"
+TS_CLIENT = REPO / "tests" / "support" / "ts" / "fixtures_client.mjs"
 TS_SDK = REPO / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
 TIMEOUT = 60
 

@@ -1,7 +1,7 @@
 // The MCP TypeScript SDK's client over stdio, for the tests: launches the server command given
 // after the calls, lists its tools, makes each call in order, and prints what it received as one
 // JSON line: {"tools": [names], "results": [{"isError": bool, "content": [...]}]}.
-// Usage: node mcp_ts_client.mjs '[{"tool": "t", "args": {...}}, ...]' COMMAND ARGS...
+// Usage: node fixtures_client.mjs '[{"tool": "t", "args": {...}}, ...]' COMMAND ARGS...
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
