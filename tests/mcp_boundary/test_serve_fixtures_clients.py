@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -49,41 +50,37 @@ def needs_node_sdk() -> str:
     return node
 
 
-@RULES
-def test_the_typescript_sdk_client_gets_the_recorded_failure_then_the_success(
-    tmp_path: Path,
-) -> None:
-    node = needs_node_sdk()
-    suite = {
-        "suiteId": "demo.evals.ts-client",
-        "version": "1.0.0",
-        "modes": ["golden"],
-        "tasks": [
-            {
-                "taskId": "session-1",
-                "input": {},
-                "expected": {"kind": "golden"},
-                "fixtures": {
-                    "toolResponses": [
-                        {
-                            "tool": "charge",
-                            "args": {"cents": 500},
-                            "isError": True,
-                            "response": mcp_text("card declined"),
-                        },
-                        {"tool": "charge", "args": {"cents": 500}, "response": mcp_text("paid")},
-                    ]
-                },
-            }
-        ],
-    }
-    path = tmp_path / "suite.json"
-    path.write_text(json.dumps(suite), encoding="utf-8")
-    calls = [{"tool": "charge", "args": {"cents": 500}}] * 2 + [
-        {"tool": "charge", "args": {"cents": 1}}
-    ]
+CHARGE_SUITE: dict[str, Any] = {
+    "suiteId": "demo.evals.ts-client",
+    "version": "1.0.0",
+    "modes": ["golden"],
+    "tasks": [
+        {
+            "taskId": "session-1",
+            "input": {},
+            "expected": {"kind": "golden"},
+            "fixtures": {
+                "toolResponses": [
+                    {
+                        "tool": "charge",
+                        "args": {"cents": 500},
+                        "isError": True,
+                        "response": mcp_text("card declined"),
+                    },
+                    {"tool": "charge", "args": {"cents": 500}, "response": mcp_text("paid")},
+                ]
+            },
+        }
+    ],
+}
+CHARGE_CALLS = [{"tool": "charge", "args": {"cents": 500}}] * 2 + [
+    {"tool": "charge", "args": {"cents": 1}}
+]
+
+
+def ts_client(node: str, target: list[str]) -> dict[str, Any]:
     run = subprocess.run(
-        [node, str(TS_CLIENT), json.dumps(calls), *CLI, "serve-fixtures", str(path)],
+        [node, str(TS_CLIENT), json.dumps(CHARGE_CALLS), *target],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -91,13 +88,51 @@ def test_the_typescript_sdk_client_gets_the_recorded_failure_then_the_success(
         cwd=REPO,
     )
     assert run.returncode == 0, run.stderr
-    answer = json.loads(run.stdout.strip().splitlines()[-1])
+    answer: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return answer
+
+
+def check_charges(answer: dict[str, Any]) -> None:
     assert answer["tools"] == ["charge"]
     results = answer["results"]
     assert results[0] == {"isError": True, "content": mcp_text("card declined")["content"]}
     assert results[1] == {"isError": False, "content": mcp_text("paid")["content"]}
     assert results[2]["isError"] is True
     assert "fixture miss" in results[2]["content"][0]["text"]
+
+
+@RULES
+def test_the_typescript_sdk_client_over_stdio(tmp_path: Path) -> None:
+    node = needs_node_sdk()
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(CHARGE_SUITE), encoding="utf-8")
+    check_charges(ts_client(node, [*CLI, "serve-fixtures", str(path)]))
+
+
+@RULES
+def test_the_typescript_sdk_client_over_streamable_http(tmp_path: Path) -> None:
+    node = needs_node_sdk()
+    path = tmp_path / "suite.json"
+    path.write_text(json.dumps(CHARGE_SUITE), encoding="utf-8")
+    child = subprocess.Popen(
+        [*CLI, "serve-fixtures", str(path), "--http"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        url = child.stdout.readline().removeprefix("serving on ").strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        check_charges(ts_client(node, [url]))
+    finally:
+        child.send_signal(signal.SIGTERM)
+        try:
+            child.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
 
 
 PLAN = [
