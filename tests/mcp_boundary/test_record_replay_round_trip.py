@@ -9,9 +9,15 @@ test runs the same chain with the real commands as processes over stdio.
 
 from __future__ import annotations
 
+import signal
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -33,6 +39,7 @@ from mcp.types import (
     TextContent,
     Tool,
 )
+from support.cli import CLI
 from support.recording_transport import RecordingTransport
 from support.repo import REPO
 
@@ -153,6 +160,7 @@ def test_a_different_call_order_still_gets_each_calls_own_recorded_answer(tmp_pa
 
 
 LIVE_SERVER = REPO / "tests" / "support" / "mcp_stdio_server.py"
+TIMEOUT = 60
 
 
 def cli(*args: str | Path) -> StdioServerParameters:
@@ -161,7 +169,7 @@ def cli(*args: str | Path) -> StdioServerParameters:
     )
 
 
-def session_through(params: StdioServerParameters, calls: list[Call]) -> list[Any]:
+def session_through(params: StdioServerParameters | str, calls: list[Call]) -> list[Any]:
     received: list[Any] = []
 
     async def main() -> None:
@@ -208,3 +216,65 @@ def test_the_real_commands_record_serve_and_record_again_over_stdio(tmp_path: Pa
     # serve-fixtures listed the recorded tools (names, schemas), so the second recording has them.
     tools = recorded["tasks"][0]["input"]["mcp"]["tools"]
     assert [tool["name"] for tool in tools] == ["lookup", "flaky", "quota"]
+
+
+@contextmanager
+def background(*args: str | Path) -> Iterator[subprocess.Popen[str]]:
+    """A command in the background, stopped with SIGTERM (then killed) when the block ends."""
+    child = subprocess.Popen(
+        [*map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        yield child
+    finally:
+        child.send_signal(signal.SIGTERM)
+        try:
+            child.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+
+
+def announced_url(stream: IO[str] | None) -> str:
+    """The URL a server names in its first line of output (``... serving on URL``)."""
+    assert stream is not None
+    line = stream.readline()
+    assert "serving on " in line, line
+    return line.rsplit("serving on ", 1)[1].strip()
+
+
+def recorded_over_http(upstream: str, out: Path, calls: list[Call]) -> list[Any]:
+    """A session through ``toolcall-spec record --upstream``; the suite is complete on SIGTERM."""
+    with background(*CLI, "record", "--out", out, "--upstream", upstream, "--port", "0") as proxy:
+        return session_through(announced_url(proxy.stderr), calls)  # then SIGTERM: written
+
+
+@ROUND_TRIP
+def test_the_real_commands_round_trip_over_streamable_http(tmp_path: Path) -> None:
+    calls: list[Call] = [("flaky", {"key": "h"}), ("flaky", {"key": "h"}), ("lookup", {"id": 5})]
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with background(sys.executable, LIVE_SERVER, "--http", str(port)):
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # until the live server listens
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the live HTTP server never listened"
+                time.sleep(0.1)
+        live = recorded_over_http(f"http://127.0.0.1:{port}/mcp", first, calls)
+    assert [flag for flag, _ in live] == [True, False, False]
+    with background(*CLI, "serve-fixtures", first, "--http") as fixtures:
+        replayed = recorded_over_http(announced_url(fixtures.stdout), second, calls)
+    assert replayed == live
+    recorded, again = orjson.loads(first.read_bytes()), orjson.loads(second.read_bytes())
+    assert [task["fixtures"] for task in again["tasks"]] == [
+        task["fixtures"] for task in recorded["tasks"]
+    ]
