@@ -10,10 +10,8 @@ test runs the same chain with the real commands as processes over stdio.
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -257,19 +255,8 @@ def recorded_over_http(upstream: str, out: Path, calls: list[Call]) -> list[Any]
 def test_the_real_commands_round_trip_over_streamable_http(tmp_path: Path) -> None:
     calls: list[Call] = [("flaky", {"key": "h"}), ("flaky", {"key": "h"}), ("lookup", {"id": 5})]
     first, second = tmp_path / "first.json", tmp_path / "second.json"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with background(sys.executable, LIVE_SERVER, "--http", str(port)):
-        deadline = time.monotonic() + TIMEOUT
-        while True:  # until the live server listens
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the live HTTP server never listened"
-                time.sleep(0.1)
-        live = recorded_over_http(f"http://127.0.0.1:{port}/mcp", first, calls)
+    with background(sys.executable, LIVE_SERVER, "--http") as server:
+        live = recorded_over_http(announced_url(server.stdout), first, calls)
     assert [flag for flag, _ in live] == [True, False, False]
     with background(*CLI, "serve-fixtures", first, "--http") as fixtures:
         replayed = recorded_over_http(announced_url(fixtures.stdout), second, calls)

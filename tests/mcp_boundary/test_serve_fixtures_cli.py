@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -119,13 +118,6 @@ def test_over_stdio_a_client_gets_the_failure_then_the_success_and_the_log(tmp_p
     for event in log["events"]:
         assert [p for p in validate(event, "run-event") if p.severity == "error"] == []
         assert event["payload"]["agentId"] == "claude-desktop"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 @contextmanager
@@ -258,18 +250,9 @@ def test_a_miss_goes_to_the_live_stdio_server_and_a_recorded_failure_does_not(
 
 @MISSES
 def test_a_miss_goes_to_a_live_streamable_http_server(tmp_path: Path) -> None:
-    port = free_port()
     suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED, on_miss="live")
-    with process(sys.executable, LIVE_SERVER, "--http", str(port)):
-        upstream = f"http://127.0.0.1:{port}/mcp"
-        deadline = time.monotonic() + TIMEOUT
-        while True:  # until the live server listens
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the live HTTP server never listened"
-                time.sleep(0.1)
+    with process(sys.executable, LIVE_SERVER, "--http") as server:
+        upstream = serving_url(server)
         seen = session(
             stdio(suite, "--upstream", upstream), [("lookup", {"id": 3}), ("lookup", {"id": 1})]
         )

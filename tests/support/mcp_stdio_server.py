@@ -1,5 +1,6 @@
 """A small live MCP server, run as a script by the tests: ``python THIS_FILE`` over stdio,
-``python THIS_FILE --http PORT`` over streamable HTTP on 127.0.0.1. The live side behind
+``python THIS_FILE --http`` over streamable HTTP on a free loopback port (its URL is the
+first line of output). The live side behind
 ``serve-fixtures -- CMD`` (onMiss: live) and the server a peer recorder records.
 
 Each invocation of a tool is appended, as one JSON line, to the file named by ``LIVE_CALLS_FILE``
@@ -10,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from functools import partial
 
 import anyio
+import uvicorn
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
@@ -55,10 +58,19 @@ def quota() -> str:
     raise MCPError(code=-32001, message="quota exceeded")
 
 
+def serve_http() -> None:
+    """Streamable HTTP on a free loopback port, named on the first line of standard output."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    print(f"serving on http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
+    app = server.streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning")
+    anyio.run(partial(uvicorn.Server(config).serve, sockets=[sock]))
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--http"]:  # streamable HTTP on 127.0.0.1:PORT, PORT the next argument
-        anyio.run(
-            partial(server.run_streamable_http_async, host="127.0.0.1", port=int(sys.argv[2]))
-        )
+    if sys.argv[1:] == ["--http"]:
+        serve_http()
     else:
         server.run()
