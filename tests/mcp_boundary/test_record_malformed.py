@@ -6,10 +6,19 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from support.recording import RAW_SERVER, RawClient, entries, flags, load_suite, record_argv
+from support.recording import (
+    RAW_SERVER,
+    SERVERS,
+    RawClient,
+    entries,
+    flags,
+    load_suite,
+    record_argv,
+)
 
 SERVER_DEATH = pytest.mark.requirement("toolcall-spec.requirement.record.server-death-answered")
 FAILURES = pytest.mark.requirement("toolcall-spec.requirement.record.failures-kept")
@@ -66,3 +75,26 @@ def test_a_server_that_dies_mid_call_gets_the_client_an_error_and_the_suite_a_fa
     die = entries(suite)[1]
     assert die["args"] == {"b": 2}
     assert "exited (status 7)" in die["response"]["content"][0]["text"]
+
+
+@FAILURES
+@TRANSPARENT
+def test_a_cancelled_call_is_passed_on_and_recorded_as_an_unanswered_failure(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "recorded.json"
+    argv = record_argv(out, sys.executable, SERVERS, "mcp", options=("--shutdown-timeout", "2"))
+    client = RawClient(argv)
+    try:
+        client.handshake()
+        slow = client.send("tools/call", {"name": "slow", "arguments": {"seconds": 0.5}})
+        client.send("notifications/cancelled", {"requestId": slow, "reason": "user"}, notify=True)
+        time.sleep(1.0)  # the server would have answered by now; a cancelled call it does not
+    finally:
+        status, stderr = client.finish()
+    assert status == 0
+    suite = load_suite(out)
+    assert flags(suite) == [("slow", True)]
+    text = entries(suite)[0]["response"]["content"][0]["text"]
+    assert "the client cancelled the call" in text
+    assert "tools/call 'slow'" in stderr

@@ -91,3 +91,18 @@ def test_a_response_to_an_unknown_id_is_reported_and_records_nothing(tmp_path: P
     assert unknown == [("int", 1)]
     # "a" and 1 are different ids: the string id is still open.
     assert recorder.pending_requests("s") == ["a"]
+
+
+@ON_DISK
+def test_the_suite_file_gets_ordinary_permissions_and_keeps_chosen_ones(tmp_path: Path) -> None:
+    import os
+
+    out = tmp_path / "s.json"
+    recorder = Recorder(out, suite_id="recorded.evals.x")
+    recorder.open_session("s")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # not the temporary file's 0600
+    out.chmod(0o640)
+    recorder.close()
+    assert out.stat().st_mode & 0o777 == 0o640

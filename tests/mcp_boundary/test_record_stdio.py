@@ -4,6 +4,7 @@ what it sees without the proxy, and the suite on disk holds every call in order,
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import time
@@ -218,3 +219,63 @@ def test_events_are_posted_to_a_real_ingest_endpoint_under_the_key(tmp_path: Pat
         "lookup": (1, 1),
         "quota": (1, 1),
     }
+
+
+@TRANSPARENT
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_resources_prompts_progress_and_ping_pass_through_unchanged(
+    tmp_path: Path, mode: str
+) -> None:
+    """Everything that is not a tool call reaches the client as it would without the proxy, and
+    only the tool call is recorded."""
+
+    def session(argv: list[str]) -> list[Any]:
+        seen: list[Any] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append(("progress", progress, total, message))
+
+        async def main() -> None:
+            params = StdioServerParameters(command=argv[0], args=argv[1:])
+            with anyio.fail_after(60):
+                async with mcp.Client(params, mode=mode) as client:
+                    seen.append(
+                        (await client.list_resources()).model_dump(
+                            mode="json", by_alias=True, exclude_none=True
+                        )
+                    )
+                    seen.append(
+                        (await client.read_resource("memo://greeting")).model_dump(
+                            mode="json", by_alias=True, exclude_none=True
+                        )
+                    )
+                    seen.append(
+                        (await client.list_prompts()).model_dump(
+                            mode="json", by_alias=True, exclude_none=True
+                        )
+                    )
+                    prompt = await client.get_prompt("greet", {"name": "Ada"})
+                    seen.append(prompt.model_dump(mode="json", by_alias=True, exclude_none=True))
+                    if mode == "legacy":  # ping is gone from the 2026-07-28 protocol
+                        await client.send_ping()
+                    result = await client.call_tool(
+                        "count", {"n": 3}, progress_callback=on_progress
+                    )
+                    seen.append(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+        anyio.run(main)
+        return seen
+
+    out = tmp_path / "recorded.json"
+    direct = session(python_server("mcp"))
+    proxied = session(record_argv(out, *python_server("mcp")))
+    assert proxied == direct
+    assert [s[:3] for s in proxied if isinstance(s, tuple)] == [
+        ("progress", 1.0, 3.0),
+        ("progress", 2.0, 3.0),
+        ("progress", 3.0, 3.0),
+    ]
+    assert "hello from a resource" in json.dumps(proxied[1])
+    suite = load_suite(out)
+    assert flags(suite) == [("count", False)]
+    assert entries(suite)[0]["args"] == {"n": 3}

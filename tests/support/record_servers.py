@@ -8,7 +8,9 @@ Both frameworks serve the same tools, so one expectation holds for either:
 - ``lookup(reference)``: always ``isError: true``, with an e-mail address in its text;
 - ``quota()``: a JSON-RPC error (``MCPError`` / ``McpError`` with code -32001);
 - ``die()``: the server process exits in the middle of the call;
-- ``slow(seconds)``: answers after ``seconds``.
+- ``slow(seconds)``: answers after ``seconds``;
+- (MCPServer only) ``count(n)``: reports progress ``1..n`` before answering; a resource
+  ``memo://greeting`` and a prompt ``greet(name)``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 import time
 from typing import Any
 
+from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 
@@ -28,6 +31,20 @@ def mcp_server() -> Any:
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer("record-demo")
+
+    @server.tool()
+    async def count(n: int, ctx: Context) -> str:
+        for i in range(1, n + 1):
+            await ctx.report_progress(i, n, f"step {i}")
+        return f"counted to {n}"
+
+    @server.resource("memo://greeting")
+    def greeting() -> str:
+        return "hello from a resource"
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        return f"Say hello to {name}."
 
     @server.tool()
     def add(a: int, b: int) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -52,6 +53,7 @@ class RawClient:
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         self.next_id = 0
+        self._pending = b""
 
     @property
     def stdin(self) -> IO[bytes]:
@@ -74,15 +76,22 @@ class RawClient:
         return request_id
 
     def read_line(self, timeout: float = 30.0) -> bytes:
-        """The next line the proxy writes (``b""`` at its end); fails rather than hangs."""
+        """The next line the proxy writes (``b""`` at its end); fails rather than hangs. Reads
+        the pipe itself: a buffered reader could hold lines a ``select`` does not see."""
         assert self.process.stdout is not None
-        import selectors
-
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.process.stdout, selectors.EVENT_READ)
-            if not selector.select(timeout):
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
                 raise TimeoutError("the proxy wrote nothing in time")
-        return self.process.stdout.readline()
+            chunk = os.read(fd, 65_536)
+            if not chunk:
+                line, self._pending = self._pending, b""
+                return line
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line + b"\n"
 
     def read_answer(self, request_id: int, timeout: float = 30.0) -> dict[str, Any]:
         """The response to ``request_id``, skipping other messages."""

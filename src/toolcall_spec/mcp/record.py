@@ -116,6 +116,7 @@ class Recorder:
         self.events = events
         self.warn: Warn = warn or (lambda _message: None)
         self.factory = EventFactory()
+        self.mode = file_mode()
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.RLock()
         self.calls_recorded = 0
@@ -322,20 +323,34 @@ class Recorder:
     def _write(self) -> None:
         suite = self.suite()
         if suite is not None:
-            write_atomically(self.out, orjson.dumps(suite, option=orjson.OPT_INDENT_2) + b"\n")
+            data = orjson.dumps(suite, option=orjson.OPT_INDENT_2) + b"\n"
+            write_atomically(self.out, data, self.mode)
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one step: readers see the old file or the new one."""
+def write_atomically(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` in one step: readers see the old file or the new one. The
+    new file keeps the old one's permissions, or gets ``mode`` (a temporary file is private)."""
     directory = path.parent if str(path.parent) else Path()
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            try:
+                os.fchmod(handle.fileno(), path.stat().st_mode & 0o777)
+            except FileNotFoundError:
+                os.fchmod(handle.fileno(), mode)
         Path(temporary).replace(path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def file_mode() -> int:
+    """The permissions a new file gets here (0o666 less the umask). Reading the umask means
+    setting it, so call this once, before any thread starts."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def redact_result(value: Any) -> Any:
