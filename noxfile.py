@@ -7,6 +7,7 @@ nox -s typecheck           mypy --strict: src, tests, benchmarks and the docs ho
 nox -s docs                mkdocs build --strict
 nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
 nox -s bench               benchmarks, as ratios against peers measured in the same run
+nox -s mcp_matrix          the MCP framework tests against each supported mcp / fastmcp pair
 """
 
 from __future__ import annotations
@@ -31,19 +32,91 @@ the TypedDicts (its profile ``typed``: generated/typed)."""
 @nox.session
 def generate(session: nox.Session) -> None:
     """Regenerate generated/ from schemas/: every run of GENERATED_PROFILES, each with the
-    session's arguments (``-- --check`` checks each for drift, and fails on the first)."""
+    session's arguments (``-- --check`` checks each for drift, and fails on the first), then the
+    TypeScript (generated/typescript, checked the same way)."""
     session.install(GENERATOR)
     for profile in GENERATED_PROFILES:
         selected = () if profile is None else ("--profile", profile)
         session.run("datamodel-codegen", *selected, *session.posargs)
+    _generate_typescript(session)
+
+
+def _generate_typescript(session: nox.Session) -> None:
+    """generated/typescript: the types by json-schema-to-typescript and the bundled schemas by
+    `toolcall-spec schema --bundle` (typescript/scripts/generate.mjs). The generator is pinned in
+    typescript/package-lock.json and installed from it by `npm ci`; the package itself is
+    installed for its bundler. ``-- --check`` fails on drift."""
+    session.install("-e", ".")
+    _npm_ci(session, "typescript")
+    check = ("--check",) if "--check" in session.posargs else ()
+    session.run("node", "typescript/scripts/generate.mjs", *check, external=True)
+
+
+PARALLEL = ("-n", "auto", "--dist", "loadscope")
+"""pytest-xdist: one worker per core; a module's tests stay on one worker, so a module-scoped
+fixture (a built wheel, a served host) is made once."""
 
 
 @nox.session
 def test(session: nox.Session) -> None:
-    """Install the package with every extra and run the test suite."""
+    """Install the package with every extra and run the test suite on every core, with the 25
+    slowest tests listed. Arguments go to pytest: ``nox -s test -- -m "not slow"`` is the quick
+    inner loop, ``nox -s test -- -n 0 tests/x.py`` one file in one process."""
     # docs: the tests of the docs build (tests/test_docs_*.py) render Markdown with it.
     session.install("-e", ".[all,test,docs]")
-    session.run("pytest", *session.posargs)
+    # The TypeScript package's npm packages for tests/typescript/, where npm is installed: without
+    # it those tests skip, and fail under CI (tests/support/node.py).
+    import shutil  # noqa: PLC0415
+
+    if shutil.which("npm") is not None:
+        _npm_ci(session, "typescript")
+    session.run("pytest", *PARALLEL, "--durations=25", *session.posargs)
+
+
+MCP_MATRIX = {
+    # The newest releases of the supported series, whatever they are on the day it runs.
+    "newest": ("mcp>=2.3,<3", "fastmcp>=4,<5"),
+    # The oldest supported pair: mcp's lowest 2.x we accept, with fastmcp's first 4.x release
+    # (it installs beside mcp 2.3.0: fastmcp-slim 4.0.0 asks for mcp>=2.0,<3).
+    "oldest": ("mcp==2.3.0", "fastmcp==4.0.0"),
+    # Not supported, and refused as such: the last mcp 1.x, with the newest fastmcp 3.x that
+    # installs beside it (no fastmcp 4 does).
+    "unsupported-refused": ("mcp==1.30.0", "fastmcp>=3,<4"),
+}
+UNSUPPORTED = "unsupported-refused"
+"""The framework versions ``instrument`` supports, tested rather than assumed (pyproject.toml
+states the same ranges; docs/analytics.md says why mcp 1.x is not supported)."""
+
+MCP_MATRIX_TESTS = ("tests/mcp_boundary", "tests/analytics/test_otel_sink.py")
+"""The tests that run against the frameworks: instrument on every framework, over stdio and
+streamable HTTP with real clients, and the OpenTelemetry sink on each framework's spans."""
+
+
+_VERSIONS_OF_THE_FRAMEWORKS = (
+    "import importlib.metadata as m; names = ('mcp', 'fastmcp', 'opentelemetry-sdk'); "
+    "found = {d.metadata['Name'].lower(): d.version for d in m.distributions()}; "
+    "print(', '.join(f'{n} {found.get(n, \"not installed\")}' for n in names))"
+)
+"""Prints the installed versions of the frameworks (and the OpenTelemetry SDK) in a session."""
+
+
+@nox.session
+@nox.parametrize("pair", list(MCP_MATRIX), ids=list(MCP_MATRIX))
+def mcp_matrix(session: nox.Session, pair: str) -> None:
+    """The MCP framework tests against each supported pair of ``mcp`` and ``fastmcp`` (the
+    newest, the oldest), and the refusal of ``mcp`` 1.x and ``fastmcp`` 3.x; prints the versions
+    that ran."""
+    mcp_requirement, fastmcp_requirement = MCP_MATRIX[pair]
+    if pair == UNSUPPORTED:  # without the extras, whose ranges would refuse these versions
+        session.install("--upgrade", "-e", ".[otel,test]", mcp_requirement, fastmcp_requirement)
+        tests: tuple[str, ...] = ("tests/mcp_boundary/test_unsupported_frameworks.py",)
+    else:
+        # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
+        session.install("--upgrade", "-e", ".[all,test]", mcp_requirement, fastmcp_requirement)
+        tests = MCP_MATRIX_TESTS
+    versions = session.run("python", "-c", _VERSIONS_OF_THE_FRAMEWORKS, silent=True)
+    session.log(f"mcp_matrix({pair}): {str(versions).strip()}")
+    session.run("pytest", *PARALLEL, *tests, *session.posargs)
 
 
 @nox.session
@@ -115,6 +188,7 @@ def _package_overlay(folder: str) -> str:
 def docs(session: nox.Session) -> None:
     """Build the docs site strictly (a broken link or anchor fails the build)."""
     session.install("-e", ".[all,docs]")
+    _npm_ci(session)
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
 
 
@@ -125,8 +199,22 @@ def docs_check(session: nox.Session) -> None:
     requirement matrix, the tutorial and the diagrams (drawn by the npm mermaid that `npm ci`
     installs), and searches the site. Screenshots go to $TMPDIR/toolcall-spec-docs."""
     session.install("-e", ".[all,docs,test]")
+    _npm_ci(session)
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
     session.run("pytest", "-p", "no:randomly", "tests/docs/test_docs_browser.py", *session.posargs)
+
+
+def _npm_ci(session: nox.Session, folder: str = ".") -> None:
+    """The npm packages of ``folder``'s package-lock.json, as `npm ci` installs them: the
+    repository root's (the docs' mermaid) or typescript/'s (the TypeScript package's generator,
+    ajv, typescript, the MCP SDK). npm itself comes from the system (Debian's `npm`), and its
+    absence is a clear error."""
+    import shutil  # noqa: PLC0415
+
+    if shutil.which("npm") is None:
+        session.error("npm is not on PATH: install Node.js and npm (Debian: apt-get install npm)")
+    flags = ("--no-audit", "--no-fund", "--ignore-scripts")
+    session.run("npm", "ci", "--prefix", folder, *flags, external=True)
 
 
 @nox.session

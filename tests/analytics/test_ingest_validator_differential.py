@@ -14,10 +14,11 @@ from typing import Any
 import jsonschema_rs
 import orjson
 import pytest
-from hypothesis import find, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from support.checks import default_oracle
+from support.search import found
 from support.strategies.analytics import defective_events, tool_call_events
 
 from toolcall_spec import loading
@@ -162,10 +163,10 @@ def test_the_property_catches_a_validator_that_skips_formats() -> None:
     lax = jsonschema_rs.Draft202012Validator(
         load_schema("tool-call-event"), registry=registry(), validate_formats=False
     )
-    disagreement = find(
+    disagreement = found(
         format_variants(),
         lambda event: lax.is_valid(event) != oracle().is_valid(event),
-        settings=settings(database=None, max_examples=500),
+        max_examples=500,
     )
     assert lax.is_valid(disagreement) is True
     assert oracle().is_valid(disagreement) is False
@@ -318,14 +319,13 @@ def test_the_property_catches_a_precheck_without_the_condition() -> None:
     schema = {k: v for k, v in load_schema("tool-call-event").items() if k not in COND}
     refs = {"../common/formats.schema.json#/$defs/" + n: d for n, d in FORMAT_DEFS.items()}
     lax = build_precheck(schema, refs)
-    line = find(
+    line = found(
         st.builds(
             write_line,
             defective_events(repairable_too=True).map(lambda pair: pair[0]),
             st.just("compact"),
         ),
         lambda line: lax.accepts(line) and not full_path_accepts(line),
-        settings=settings(database=None, max_examples=2000),
     )
     assert not full_path_accepts(line)
 

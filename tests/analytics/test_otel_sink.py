@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
@@ -212,3 +213,69 @@ def test_the_sdk_span_is_enriched_not_duplicated(global_spans: InMemorySpanExpor
     assert "error.type" not in added
     assert refused["toolcall_spec.error_category"] == "validation"
     assert refused["error.type"] == "tool_error"
+
+
+# --- on every framework: the sink's error.type is the one on the request's span -----------------
+
+OTEL_PROBE: list[tuple[str, dict[str, Any]]] = [
+    ("add", {"a": 1, "b": 2}),
+    ("lookup_offer", {"reference": "max@example.com"}),
+    ("crash", {}),
+    ("async_crash", {}),
+    ("no_such_tool", {}),
+    ("add", {"a": "x"}),
+    ("dict_with_flag", {}),
+]
+"""Success, an isError result, a raised exception, a ToolError, an unknown tool, invalid
+arguments, and a dict that merely contains an isError key (data, a success)."""
+
+
+def run_fastmcp_calls(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    """Each call through fastmcp's own in-process ``Client`` (the server's full request path)."""
+    import fastmcp
+
+    async def main() -> None:
+        async with fastmcp.Client(server) as client:
+            for name, arguments in calls:
+                await client.call_tool_mcp(name, arguments)
+
+    anyio.run(main)
+
+
+@ERROR_MAPPING
+@pytest.mark.requirement("toolcall-spec.requirement.otel.no-duplicate-span")
+@pytest.mark.requirement("toolcall-spec.requirement.analytics.every-framework")
+@pytest.mark.parametrize("framework", ["mcp", "fastmcp"])
+def test_tool_error_is_on_the_request_span_on_every_framework(
+    global_spans: InMemorySpanExporter, framework: str
+) -> None:
+    pytest.importorskip("mcp")
+    pytest.importorskip(framework)
+    from support.mcp_servers import framework_server, run_calls
+
+    from toolcall_spec.mcp import instrument
+
+    server = framework_server(framework)
+    instrument(server, OpenTelemetrySink())  # the global provider, as the framework's spans
+    global_spans.clear()
+    if framework == "mcp":
+        run_calls(server, OTEL_PROBE)
+    else:
+        run_fastmcp_calls(server, OTEL_PROBE)
+    calls = [
+        span
+        for span in global_spans.get_finished_spans()
+        if span.kind is SpanKind.SERVER
+        and dict(span.attributes or {}).get("mcp.method.name") == "tools/call"
+    ]
+    # One SERVER span per call (the framework's, enriched), in call order.
+    assert [span.name for span in calls] == [f"tools/call {name}" for name, _ in OTEL_PROBE]
+    categories = [None, "tool_error", "unknown", "unknown", "validation", "validation", None]
+    for span, category in zip(calls, categories, strict=True):
+        attributes = dict(span.attributes or {})
+        is_error = category is not None
+        assert attributes.get("error.type") == ("tool_error" if is_error else None)
+        assert (span.status.status_code is StatusCode.ERROR) is is_error
+        assert attributes.get("toolcall_spec.error_category") == category
+        assert "toolcall_spec.event_id" in attributes
+        assert "max@example.com" not in span.to_json()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -277,3 +278,54 @@ def test_args_match_without_args_names_args_match() -> None:
     run = run_cli("validate", EXAMPLES / "suites/args-match-without-args.json")
     assert run.returncode == 1
     assert '"args" is required because "argsMatch" is present' in run.stdout
+
+
+JSONL_READERS = ("validate", "classify", "ingest", "metrics", "replay")
+"""The commands that read one document, or JSONL with ``--jsonl``."""
+
+
+def _jsonl_input(command: str) -> str:
+    """Two documents one a line, of the kind ``command`` reads."""
+    if command == "replay":
+        suite = json.loads((EXAMPLES / "suites/rfc0245-fail-then-succeed.json").read_text("utf-8"))
+        return f"{json.dumps(suite)}\n\n{json.dumps(suite)}\n"
+    if command == "classify":
+        return '{"content": [], "isError": true}\n\n{"content": []}\n'
+    return f"{EVENT_LINE}\n\n{EVENT_LINE}\n"
+
+
+@pytest.mark.parametrize("command", JSONL_READERS)
+def test_jsonl_on_stdin_is_read_as_jsonl_without_the_flag(command: str) -> None:
+    """Issue 21: `cat events.jsonl | toolcall-spec validate -` used to answer "invalid JSON:
+    unexpected content after document" with no hint; its shape (a whole document on its first
+    line, another after it) now says JSONL."""
+    given_flag = run_cli(command, "--jsonl", "-", stdin=_jsonl_input(command))
+    sniffed = run_cli(command, "-", stdin=_jsonl_input(command))
+    assert "unexpected content" not in sniffed.stdout + sniffed.stderr
+    assert sniffed.returncode == given_flag.returncode
+    assert _without_run_ids(sniffed.stdout) == _without_run_ids(given_flag.stdout)
+
+
+def _without_run_ids(text: str) -> str:
+    """``text`` with what differs between two runs of a replay (ids, times) blanked out."""
+    text = re.sub(r"[0-9a-f]{32}", "<id>", text)
+    return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z", "<time>", text)
+
+
+@pytest.mark.parametrize("command", ["validate", "classify", "metrics", "replay"])
+def test_a_pretty_printed_document_on_stdin_stays_one_document(command: str) -> None:
+    document = json.loads(_jsonl_input(command).splitlines()[0])
+    pretty = json.dumps(document, indent=2) + "\n"
+    from_stdin = run_cli(command, "-", stdin=pretty)
+    flagged = run_cli(command, "--jsonl", "-", stdin=pretty)
+    assert from_stdin.returncode in (0, 1), from_stdin.stderr
+    assert from_stdin.stdout != flagged.stdout  # read as one document, not line by line
+
+
+@pytest.mark.parametrize("command", ["validate", "ingest", "metrics"])
+def test_several_documents_in_a_json_file_name_the_jsonl_flag(command: str, tmp_path: Path) -> None:
+    events = tmp_path / "events.json"
+    events.write_text(f"{EVENT_LINE}\n{EVENT_LINE}\n", encoding="utf-8")
+    run = run_cli(command, events)
+    assert run.returncode != 0
+    assert "--jsonl" in run.stdout + run.stderr

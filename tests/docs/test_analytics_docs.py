@@ -37,6 +37,21 @@ def test_the_wrapped_server_example_prints_what_the_page_shows() -> None:
     assert finished.stdout == block("example-output", "wrap-a-server")
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.analytics.every-framework")
+def test_the_wrapped_fastmcp_server_example_prints_what_the_page_shows() -> None:
+    pytest.importorskip("fastmcp", reason="the fastmcp extra is not installed")
+    finished = subprocess.run(
+        [sys.executable, "-c", block("example", "wrap-a-fastmcp-server")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=REPO,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert finished.stdout == block("example-output", "wrap-a-fastmcp-server")
+
+
 def test_the_classify_snippet_comments_are_true() -> None:
     types = pytest.importorskip("mcp.types", reason="the mcp extra is not installed")
     text = PAGE.read_text(encoding="utf-8")

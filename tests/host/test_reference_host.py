@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from support.replay import (
 from toolcall_spec import validate
 from toolcall_spec.host import ReferenceHost, RunRefused, UnknownRunError
 from toolcall_spec.host.fixtures import FIXTURE_FILES
+from toolcall_spec.host.inputs import InvalidHostInputError
 from toolcall_spec.host.reference import InvalidCapabilitiesError, LiveTool, default_capabilities
 from toolcall_spec.replay import SCRIPTED_AGENT_ID
 
@@ -340,7 +342,7 @@ def test_the_record_does_not_follow_later_changes_to_the_suite() -> None:
 
 
 def test_a_repeated_run_id_is_refused() -> None:
-    host = ReferenceHost(ids=lambda: "same")
+    host = ReferenceHost(ids=lambda: "same-opaque-id-01")
     host.create_run(example(RFC_SUITE))
     with pytest.raises(ValueError, match="repeated"):
         host.create_run(example(RFC_SUITE))
@@ -373,3 +375,36 @@ def test_the_collector_is_paused_during_a_run_and_restored_after() -> None:
         assert not gc.isenabled()  # a collector the caller had disabled stays disabled
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"ids": lambda: "short"}, "ids:"),  # the opaque part is 16 to 128 characters
+        ({"ids": lambda: "a run id with spaces"}, "ids:"),
+        ({"ids": lambda: 1234567890123456789}, "ids:"),
+        ({"clock": time.time}, "clock:"),
+        ({"tenant": "acme corp"}, "tenant:"),
+        ({"tenant": "anon:acme"}, "tenant:"),  # a tenant id, but no run id's tenant part
+    ],
+)
+def test_inputs_that_would_write_schema_invalid_documents_are_refused_when_built(
+    options: dict[str, Any], named: str
+) -> None:
+    """Issue 21: ``ReferenceHost(ids=...)`` took an id source whose run ids break the run-id
+    grammar and then wrote events that fail the package's own schema, silently."""
+    with pytest.raises(InvalidHostInputError, match=f"^{named}"):
+        ReferenceHost(**options)
+
+
+def test_the_checked_id_source_loses_no_id_and_refuses_a_bad_one_before_the_run() -> None:
+    drawn = iter(["first-opaque-id-01", "second-opaque-id-2", "bad"])
+    host = ReferenceHost(ids=lambda: next(drawn), tenant="acme")
+    assert host.create_run(example(RFC_SUITE)) == "acme/first-opaque-id-01"
+    second = host.create_run(example(RFC_SUITE))
+    assert second == "acme/second-opaque-id-2"
+    with pytest.raises(InvalidHostInputError, match="'bad'"):
+        host.create_run(example(RFC_SUITE))
+    assert len(host.store) == 2  # nothing of the refused run was stored
+    for event in host.events(second):
+        assert not [p for p in validate(event, "run-event") if p.severity == "error"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -417,3 +418,85 @@ def test_the_server_parses_with_httptools_and_keeps_the_guard_by_default() -> No
     assert isinstance(protocol, type)
     assert issubclass(protocol, GuardedHttpToolsProtocol)
     assert protocol.limits == ConnectionLimits()
+
+
+class Records(logging.Handler):
+    """Every record of the loggers it is attached to, kept."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextmanager
+def server_log() -> Iterator[Records]:
+    """What uvicorn and the package log while the block runs (uvicorn's own handlers write to
+    stderr and do not propagate, so the handler is attached to its loggers directly)."""
+    records = Records()
+    names = ("uvicorn", "uvicorn.error", "toolcall_spec.http")
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(records)
+        logger.setLevel(logging.INFO)
+    try:
+        yield records
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.removeHandler(records)
+            logger.setLevel(level)
+
+
+TRUNCATED_CREATE = (
+    b"POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b'Content-Length: 1000\r\n\r\n{"mode": "eval", '
+)
+
+
+def gone_lines(records: Records, count: int) -> list[logging.LogRecord]:
+    """The package's lines about clients that went away, once ``count`` are there (5 s)."""
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [r for r in records.records if "went away" in r.getMessage()]
+        if len(lines) >= count or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
+
+
+def assert_no_traceback(records: Records, stderr: str) -> None:
+    assert "Traceback" not in stderr
+    assert "Exception in ASGI application" not in stderr
+    assert not [r for r in records.records if r.exc_info], [r.getMessage() for r in records.records]
+
+
+def test_a_client_that_drops_its_body_is_one_line_not_a_traceback(
+    implementation: HttpImplementation, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 21: each dropped ``POST /runs`` body logged a full ClientDisconnect traceback."""
+    with guarded_server(implementation) as server, server_log() as records:
+        for sock in open_sockets(server.url, 3, TRUNCATED_CREATE):
+            sock.close()
+        lines = gone_lines(records, 3)
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+            assert run_fixture(http)  # the host still serves
+    assert len(lines) == 3
+    assert all(line.levelno == logging.INFO and "POST /runs" in line.getMessage() for line in lines)
+    assert_no_traceback(records, capfd.readouterr().err)
+
+
+def test_a_body_cut_off_at_its_deadline_is_answered_408_without_a_traceback(
+    implementation: HttpImplementation, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with guarded_server(implementation, body_timeout=0.5) as server, server_log() as records:
+        (sock,) = open_sockets(server.url, 1, TRUNCATED_CREATE)
+        sock.setblocking(True)
+        sock.settimeout(5)
+        answer = sock.recv(65536)
+        sock.close()
+        lines = gone_lines(records, 1)
+    assert answer.startswith(b"HTTP/1.1 408 ")
+    assert len(lines) <= 1
+    assert_no_traceback(records, capfd.readouterr().err)

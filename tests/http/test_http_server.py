@@ -24,9 +24,9 @@ from support.http_serving import (
     wait_terminal,
 )
 
-from toolcall_spec.host import ReferenceHost, RunRecord, RunRequest
+from toolcall_spec.host import InvalidHostInputError, ReferenceHost, RunRecord, RunRequest
 from toolcall_spec.host.fixtures import load_fixture
-from toolcall_spec.http.app import HostSettings
+from toolcall_spec.http.app import HostSettings, create_app
 from toolcall_spec.http.limits import Limits
 from toolcall_spec.http.server import BackgroundServer
 from toolcall_spec.http.suite_refs import SuiteSources, conformance_fixtures
@@ -545,3 +545,13 @@ def test_the_status_url_is_a_usable_path(http: httpx.Client) -> None:
     wait_terminal(http, body["runId"])
     assert body["statusUrl"] == f"/runs/{project_id(body['runId'])}"
     assert http.get(body["eventsUrl"]).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [HostSettings(new_opaque_id=lambda: "short"), HostSettings(tenant="two words")],
+    ids=["opaque-id", "tenant"],
+)
+def test_the_app_refuses_settings_that_would_write_invalid_run_ids(settings: HostSettings) -> None:
+    with pytest.raises(InvalidHostInputError):
+        create_app(ReferenceHost(), settings)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 import pytest
-from hypothesis import Phase, find, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field, StrictStr, create_model
 from support.checks import (
@@ -34,6 +34,7 @@ from support.checks import (
     undeclared_additional_properties,
     unresolvable_refs,
 )
+from support.search import found
 from support.strategies import (
     BOOLEAN_LOOKALIKES,
     ERROR_CATEGORIES,
@@ -49,15 +50,8 @@ from toolcall_spec.catalog import all_schemas
 from toolcall_spec.model_bases import ToolCallEventRules
 from toolcall_spec.models.events import run_event_payloads_schema as payloads
 
-SEARCH = settings(max_examples=2000, deadline=None, database=None, phases=[Phase.generate])
-"""The first example found will do: shrinking a large document costs more than the search."""
 PAYLOADS_FILE = "events/run-event-payloads.schema.json"
 TOOL_CALL_FILE = "analytics/tool-call-event.schema.json"
-
-
-def found(strategy: st.SearchStrategy[Any], reports: Callable[[Any], object]) -> Any:
-    """An example on which ``reports`` says something is wrong; fails the test when none is."""
-    return find(strategy, lambda example: bool(reports(example)), settings=SEARCH)
 
 
 # --- planted defects ----------------------------------------------------------------------------

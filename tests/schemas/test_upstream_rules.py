@@ -18,10 +18,11 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.checks import fast, schema_copy
 from support.repo import REPO
+from support.search import found
 from support.strategies import near_misses_of, valid_documents
 from support.upstream_rules import (
     FACTS,
@@ -267,11 +268,7 @@ def test_the_listed_stricter_rules_are_the_differences(payload: Any) -> None:
 
 
 def _found(condition: Any, strategy: st.SearchStrategy[Any]) -> Any:
-    return find(
-        strategy,
-        condition,
-        settings=settings(max_examples=1000, deadline=None, database=None, derandomize=True),
-    )
+    return found(strategy, condition, max_examples=1000)
 
 
 @pytest.mark.slow

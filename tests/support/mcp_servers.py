@@ -1,4 +1,6 @@
-"""MCP servers and an in-process client shared by the tests of toolcall_spec.mcp and its sinks."""
+"""MCP servers and an in-process client shared by the tests of toolcall_spec.mcp and its sinks:
+the same demo tools on the ``mcp`` SDK's ``MCPServer`` (``demo_server``) and on standalone
+``fastmcp`` 4.x (``fastmcp_demo_server``), so one probe of calls drives both frameworks."""
 
 from __future__ import annotations
 
@@ -63,6 +65,62 @@ def demo_server() -> MCPServer:
         return "not an offer"  # type: ignore[return-value]  # fails output conversion
 
     return server
+
+
+def fastmcp_demo_server() -> Any:
+    """The tools of ``demo_server`` on a standalone ``fastmcp`` ``FastMCP`` (imported here: the
+    ``fastmcp`` extra is optional)."""
+    from fastmcp import FastMCP
+    from fastmcp.exceptions import ToolError as FastMCPToolError
+
+    server = FastMCP("demo")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool
+    def lookup_offer(reference: str) -> CallToolResult:
+        return CallToolResult(
+            content=[
+                TextContent(type="text", text=f"  Offer {reference} expired for max@example.com ")
+            ],
+            is_error=True,
+        )
+
+    @server.tool
+    def silent_failure() -> CallToolResult:
+        return CallToolResult(content=[], is_error=True)
+
+    @server.tool
+    def crash() -> str:
+        raise RuntimeError("customer max@example.com not found")
+
+    @server.tool
+    async def async_crash() -> str:
+        raise FastMCPToolError("card 4111 1111 1111 1111 was declined")
+
+    @server.tool
+    def quota() -> str:
+        raise MCPError(code=-32001, message="quota exceeded for max@example.com")
+
+    @server.tool
+    def dict_with_flag() -> dict[str, Any]:
+        return {"content": [], "isError": True}
+
+    @server.tool
+    def bad_output() -> Offer:
+        return "not an offer"  # type: ignore[return-value]  # fails output conversion
+
+    return server
+
+
+FRAMEWORKS = ("mcp", "fastmcp")
+
+
+def framework_server(framework: str) -> Any:
+    """The demo server on ``framework`` (one of ``FRAMEWORKS``)."""
+    return demo_server() if framework == "mcp" else fastmcp_demo_server()
 
 
 def run_calls(server: Server[Any] | MCPServer, calls: list[Call], mode: str = "auto") -> list[Any]:

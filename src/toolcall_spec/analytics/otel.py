@@ -14,9 +14,17 @@
 - the ``mcp.server.operation.duration`` histogram, in seconds, from ``latency_ms`` (absent when
   the handler never ran: then nothing is recorded, as there is no duration to report).
 
-When the ``mcp`` SDK already traces the request (its ``OpenTelemetryMiddleware`` opens a
-``tools/call`` server span around the handler the sink is called from), the sink adds its
-attributes to that span and does not start a second one.
+When the framework already traces the request (the ``mcp`` SDK's ``OpenTelemetryMiddleware``,
+or FastMCP 4's own SERVER span, opens a ``tools/call`` span around the code the sink is called
+from), the sink names that span ``tools/call {tool}``, adds its attributes to it and does not
+start a second one.
+
+FastMCP writes its own ``error.type`` (``NotFoundError``, ``ValidationError``...) on its span
+after every middleware has returned, which would overwrite the sink's. The sink therefore says
+``records_tool_call_spans = True``: ``toolcall_spec.mcp.instrument`` then runs each FastMCP call
+under FastMCP's public ``suppress_fastmcp_telemetry()`` below its middleware, so FastMCP opens its
+request span as usual but neither enriches nor overwrites it, and the sink's values are the
+span's (see ``toolcall_spec.mcp.fastmcp_adapter``).
 """
 
 from __future__ import annotations
@@ -43,7 +51,12 @@ EVENT_ID_ATTRIBUTE = "toolcall_spec.event_id"
 
 
 class OpenTelemetrySink:
-    """``sink(event)``: one span (or the SDK's span, enriched) and one duration per event."""
+    """``sink(event)``: one span (or the framework's span, enriched) and one duration per
+    event."""
+
+    records_tool_call_spans = True
+    """Read by ``toolcall_spec.mcp.instrument``: this sink owns the ``tools/call`` span's
+    error attributes, so a framework that would overwrite them afterwards is kept from it."""
 
     def __init__(
         self,
@@ -64,6 +77,7 @@ class OpenTelemetrySink:
         failed = is_error(event)
         current = trace.get_current_span()
         if is_sdk_tools_call_span(current):
+            current.update_name(span_name(event))
             _annotate(current, attributes, event, failed)
         else:
             self._record_span(event, attributes, failed)
@@ -109,7 +123,8 @@ def convention_attributes(event: Mapping[str, Any]) -> dict[str, str]:
 
 
 def is_sdk_tools_call_span(span: Span) -> bool:
-    """Whether ``span`` is a live ``tools/call`` span someone else (the ``mcp`` SDK) started."""
+    """Whether ``span`` is a live ``tools/call`` span someone else (the ``mcp`` SDK, FastMCP)
+    started."""
     recorded = getattr(span, "attributes", None)
     return (
         span.is_recording()

@@ -24,6 +24,7 @@ from toolcall_spec.cli.console import (
     open_input,
     print_json,
     read_document,
+    reads_as_jsonl,
 )
 from toolcall_spec.loading import iter_jsonl
 
@@ -50,7 +51,7 @@ def register(subparsers: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.jsonl:
+    if reads_as_jsonl(args.file, jsonl=args.jsonl):
         return _classify_lines(args)
     try:
         document = read_document(args.file)

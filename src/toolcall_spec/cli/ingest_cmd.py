@@ -29,9 +29,15 @@ from toolcall_spec.analytics.ingest import (
     ingest_body,
     jsonl_answer,
 )
-from toolcall_spec.cli.console import add_jsonl_option, fail, open_input, print_json
+from toolcall_spec.cli.console import (
+    JSONL_HINT,
+    add_jsonl_option,
+    fail,
+    open_input,
+    print_json,
+    reads_as_jsonl,
+)
 from toolcall_spec.cli.progress import TerminalProgress
-from toolcall_spec.loading import is_jsonl_path
 from toolcall_spec.typed import EventWarning, IngestAnswer
 
 
@@ -63,18 +69,27 @@ def _worker_count(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        jsonl = reads_as_jsonl(args.file, jsonl=args.jsonl)
         with open_input(args.file) as handle:
-            if args.jsonl or is_jsonl_path(args.file):
+            if jsonl:
                 answer = _stream_jsonl(handle, args.workers)
             else:
                 answer = ingest_body(handle.read(MAX_BODY_BYTES + 1))  # enough to tell 413
                 print_json(answer)
+                _hint_at_jsonl(args.file, answer)
     except BrokenPipeError:
         raise  # the reader left (| head): not a read error; the CLI's guard ends quietly
     except OSError as exc:
         fail(f"{args.file}: cannot read: {exc.strerror or exc}")
         return 2
     return 0 if answer["status"] == 200 else 1
+
+
+def _hint_at_jsonl(name: str, answer: IngestAnswer) -> None:
+    """A file of several JSON documents was read as one batch: say how to read it as JSONL."""
+    error = answer.get("error")
+    if error is not None and "unexpected content after document" in error["message"]:
+        fail(f"{name}: {error['message']}{JSONL_HINT}")
 
 
 class WarningSpool(list[EventWarning]):

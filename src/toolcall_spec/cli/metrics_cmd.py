@@ -24,9 +24,9 @@ from toolcall_spec.cli.console import (
     open_input,
     print_json,
     read_document,
+    reads_as_jsonl,
 )
 from toolcall_spec.cli.metrics_text import render_text
-from toolcall_spec.loading import is_jsonl_path
 
 
 def register(subparsers: Any) -> str:
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
         return run_store_metrics(args.store, args.project, args.format)
     try:
-        if args.jsonl or is_jsonl_path(args.file):
+        if reads_as_jsonl(args.file, jsonl=args.jsonl):
             with open_input(args.file) as handle:
                 metrics = jsonl_error_metrics(handle)
         else:

@@ -22,6 +22,7 @@ from toolcall_spec.cli.console import (
     fail,
     open_input,
     read_document,
+    reads_as_jsonl,
 )
 from toolcall_spec.loading import iter_jsonl
 
@@ -61,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     from toolcall_spec.host.reference import InvalidCapabilitiesError, ReferenceHost  # noqa: PLC0415
 
     documents: list[Any] = []
-    sources = (None if args.jsonl else args.suite, args.capabilities)
+    jsonl = reads_as_jsonl(args.suite, jsonl=args.jsonl)
+    sources = (None if jsonl else args.suite, args.capabilities)
     for source in sources:
         try:
             documents.append(None if source is None else read_document(source))
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     except InvalidCapabilitiesError as exc:
         fail(f"{args.capabilities}: {exc}")
         return 2
-    if args.jsonl:
+    if jsonl:
         return _replay_lines(host, args)
     code, output = _replay(host, suite, args)
     sys.stdout.write(output)

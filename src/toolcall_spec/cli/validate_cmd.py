@@ -13,8 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolcall_spec.catalog import KINDS
-from toolcall_spec.cli.console import add_jsonl_option, open_input, print_json, read_document
-from toolcall_spec.loading import DocumentError, is_jsonl_path, iter_jsonl
+from toolcall_spec.cli.console import (
+    add_jsonl_option,
+    open_input,
+    print_json,
+    read_document,
+    reads_as_jsonl,
+)
+from toolcall_spec.loading import DocumentError, iter_jsonl
 from toolcall_spec.problems import Problem, has_errors
 
 
@@ -57,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 def _check_file(name: str, kind: str | None, *, jsonl: bool = False) -> FileReport:
     report = FileReport(name)
     try:
-        if jsonl or is_jsonl_path(name):
+        if reads_as_jsonl(name, jsonl=jsonl):
             for number, problem in _jsonl_problems(name, kind, report):
                 report.problems.append((number, problem))
         else:

@@ -1,9 +1,11 @@
 """The host port and the reference host every consumer uses (the CLI, the HTTP server, the
 conformance runner): ``port`` (what a host offers), ``reference`` (the reference host),
-``store`` (finished runs), ``fixtures`` (the conformance fixtures a host seeds)."""
+``store`` (finished runs), ``fixtures`` (the conformance fixtures a host seeds), ``inputs``
+(the id source, clock and tenant a host is given, checked where they enter)."""
 
 from __future__ import annotations
 
+from toolcall_spec.host.inputs import InvalidHostInputError
 from toolcall_spec.host.port import HostPort, owner_for
 from toolcall_spec.host.reference import (
     CallResult,
@@ -20,6 +22,7 @@ __all__ = [
     "CallResult",
     "HostPort",
     "InvalidCapabilitiesError",
+    "InvalidHostInputError",
     "ReferenceHost",
     "RunRecord",
     "RunRefused",

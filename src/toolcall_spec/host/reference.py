@@ -30,6 +30,7 @@ import orjson
 from toolcall_spec.capabilities import EVAL_SUITE, PRE_POST_EVENTS, advertises, without
 from toolcall_spec.clock import Clock, IdSource, elapsed_ms, random_id, utc_now
 from toolcall_spec.host.fixtures import load_fixture
+from toolcall_spec.host.inputs import checked_clock, checked_id_source, checked_tenant
 from toolcall_spec.host.port import owner_for
 from toolcall_spec.host.store import RunRecord, RunStore
 from toolcall_spec.loading import parse_json
@@ -199,12 +200,11 @@ class ReferenceHost:
         errors = [p for p in validate(document, "capabilities") if p.severity == "error"]
         if errors:
             raise InvalidCapabilitiesError(f"invalid capabilities: {errors[0]}")
-        if not tenant or "/" in tenant:
-            raise ValueError("tenant is a non-empty id without '/'")
+        checked_tenant(tenant)
         self.capabilities: dict[str, Any] = dict(document)
         self.live_tools: dict[str, LiveTool] = dict(live_tools or {})
-        self.clock: Clock = clock or utc_now
-        self.ids: IdSource = ids or random_id
+        self.clock: Clock = utc_now if clock is None else checked_clock(clock)
+        self.ids: IdSource = random_id if ids is None else checked_id_source(ids, tenant)
         self.tenant = tenant
         self.store = store if store is not None else RunStore()
         self._live_counts: Counter[str] = Counter()

@@ -25,6 +25,7 @@ from typing import Any, Literal, cast
 import orjson
 
 from toolcall_spec.clock import timestamp_now, utc_now
+from toolcall_spec.host.inputs import checked_id_source, checked_tenant
 from toolcall_spec.host.port import HostPort
 from toolcall_spec.host.store import (
     PackedRun,
@@ -160,9 +161,13 @@ class RunRegistry:
         self.store = backend.store
         self.store.configure(limits.store_budget())
         self.limits = limits
-        self.tenant = tenant
+        self.tenant = checked_tenant(tenant)
         self.gate = gate
-        self._new_opaque_id = new_opaque_id or (lambda: uuid.uuid4().hex)
+        self._new_opaque_id = (
+            (lambda: uuid.uuid4().hex)
+            if new_opaque_id is None
+            else checked_id_source(new_opaque_id, tenant)
+        )
         self._in_flight: dict[str, ServedRun] = {}
         self._executor: ThreadPoolExecutor | None = None
 

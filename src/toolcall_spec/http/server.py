@@ -18,6 +18,7 @@ from typing import Any
 import uvicorn
 
 from toolcall_spec.http.connections import ConnectionLimits, GuardedH11Protocol, HttpImplementation
+from toolcall_spec.http.disconnects import ClientGone
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 """Open event streams are closed after this long at shutdown, instead of holding it forever."""
@@ -94,12 +95,13 @@ def make_server(
 ) -> uvicorn.Server:
     """uvicorn with this package's protocol: read deadlines for request heads and bodies and a cap
     on open connections (see ``toolcall_spec.http.connections``), on httptools when installed.
-    The event loop is uvloop when installed (uvicorn's ``auto``)."""
+    The event loop is uvloop when installed (uvicorn's ``auto``). A client that leaves before its
+    request is complete ends that request quietly (``toolcall_spec.http.disconnects``)."""
     protocol = guarded_protocol(
         connections or ConnectionLimits(), implementation or default_implementation()
     )
     config = uvicorn.Config(
-        app,
+        ClientGone(app),
         log_level=log_level,
         lifespan="on",
         http=protocol,

@@ -3,7 +3,10 @@
 Modules, one concern each:
 
 - ``.analytics``: ``instrument(server, sink)``, one ``tool_call`` event per tool call of a real
-  MCP server, classified by the one rule.
+  MCP server, classified by the one rule; it picks the framework's adapter:
+- ``.sdk_adapter``: the ``mcp`` SDK's ``MCPServer`` and low-level ``Server``;
+- ``.fastmcp_adapter``: standalone ``fastmcp`` 4.x ``FastMCP`` (its middleware API);
+- ``.tool_calls``: the core both adapters share (the call record, sessions, the event).
 - ``.record``: ``Recorder``, what ``toolcall-spec record`` keeps of the traffic it forwards: each
   ``tools/call`` as a fixture entry of a suite rewritten atomically as calls are answered.
 - ``.stdio_proxy``: ``StdioProxy``, the recording proxy over stdio (it launches the server).
