@@ -27,7 +27,7 @@ import signal
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -37,20 +37,23 @@ from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
 from toolcall_spec.clock import Clock, IdSource, elapsed_ms, random_id, utc_now
-from toolcall_spec.host.reference import CallResult, failure
-from toolcall_spec.replay.agent import agent_content
+from toolcall_spec.host.reference import (
+    CallResult,
+    failure,
+    live_result,
+    served_failure,
+    served_success,
+)
 from toolcall_spec.replay.events import (
     FIXTURE_MISS,
     TOOL_CALLED,
-    TOOL_FAILED,
     TOOL_RAISED,
     TOOL_RETURNED,
     EventLog,
     tool_called_payload,
     tool_returned_payload,
 )
-from toolcall_spec.replay.fixtures import FixtureServer, Miss, Served
-from toolcall_spec.rules import is_tool_error
+from toolcall_spec.replay.fixtures import FixtureServer, Miss
 
 if TYPE_CHECKING:
     import socket
@@ -208,7 +211,7 @@ class FixtureReplay:
         served = self.server.serve(tool, args)
         if isinstance(served, Miss):
             return await self._answer_miss(tool, args)
-        answer = _served_answer(served)
+        answer = served_failure(served) if served.is_error else served_success(served)
         return answer, _wire_result(answer, served.response if "response" in served.entry else None)
 
     async def _answer_miss(
@@ -224,11 +227,7 @@ class FixtureReplay:
         self.live_calls += 1
         result = await self.live(tool, args)
         wire = result.model_dump(mode="json", by_alias=True, exclude_none=True)
-        if is_tool_error(wire):
-            answer = failure(TOOL_FAILED, agent_content(wire), miss=True, live=True)
-        else:
-            answer = CallResult(False, agent_content(wire), outcome=wire, miss=True, live=True)
-        return answer, result
+        return replace(live_result(wire), miss=True), result
 
     def summary(self) -> dict[str, Any]:
         """The run's figures: calls, misses (``fixtureMissCount``), live calls, and the fixture
@@ -248,16 +247,6 @@ class FixtureReplay:
     def report(self) -> dict[str, Any]:
         """``{"events": [...], "summary": {...}}``, the shape ``toolcall-spec replay`` prints."""
         return {"events": copy.deepcopy(self.log.events), "summary": self.summary()}
-
-
-def _served_answer(served: Served) -> CallResult:
-    """A served entry, as the reference host answers it (``host.reference``): a failure keeps its
-    recorded content and logs a fixed message; a success's response is the outcome."""
-    response = served.response
-    if served.is_error:
-        content = agent_content(response) if "response" in served.entry else None
-        return failure(TOOL_FAILED, content, entry_index=served.index)
-    return CallResult(False, agent_content(response), outcome=response, entry_index=served.index)
 
 
 _PASSED_ON: Final = ("structuredContent", "_meta")
