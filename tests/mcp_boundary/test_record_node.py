@@ -39,11 +39,13 @@ def ts_server() -> list[str]:
     return [NODE, str(TS / "record_server.mjs")]
 
 
-def ts_client(command: list[str], calls: list[list[Any]]) -> list[Any]:
-    """What the TypeScript SDK client receives, one JSON value per call (tool list first)."""
+def ts_client(command: list[str] | str, calls: list[list[Any]]) -> list[Any]:
+    """What the TypeScript SDK client receives, one JSON value per call (tool list first); it
+    launches ``command`` over stdio, or connects to it over streamable HTTP when it is a URL."""
     assert NODE is not None
+    target = {"url": command} if isinstance(command, str) else {"command": command}
     done = subprocess.run(
-        [NODE, str(TS / "record_client.mjs"), json.dumps({"command": command, "calls": calls})],
+        [NODE, str(TS / "record_client.mjs"), json.dumps({**target, "calls": calls})],
         capture_output=True,
         text=True,
         timeout=120,
@@ -99,3 +101,20 @@ def test_the_python_client_records_a_typescript_server(tmp_path: Path) -> None:
     anyio.run(main)
     assert flags_seen == [failed for _, failed in FLAGS]
     assert flags(load_suite(out)) == FLAGS
+
+
+@TRANSPARENT
+@ENTRIES
+def test_the_typescript_client_over_streamable_http_through_the_proxy(tmp_path: Path) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    from support.recording import recording_proxy, upstream
+
+    out, log = tmp_path / "recorded.json", tmp_path / "proxy.log"
+    with upstream("mcp") as (url, _):
+        direct = ts_client(url, CALLS)
+    with upstream("mcp") as (url, _), recording_proxy(url, out, log) as (proxy_url, _proxy):
+        proxied = ts_client(proxy_url, CALLS)
+    assert proxied == direct
+    suite = load_suite(out)
+    assert [t["taskId"] for t in suite["tasks"]] == ["ts-client"]  # its Mcp-Session-Id
+    assert flags(suite) == FLAGS

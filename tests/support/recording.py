@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
+import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -141,3 +146,70 @@ class RawClient:
 
 def child_env() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+# --- streamable HTTP: a real upstream server and the proxy, each its own process ----------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the server exited at start")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@contextmanager
+def upstream(framework: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    port = free_port()
+    process = subprocess.Popen(
+        python_server(framework, "http", str(port)),
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        stop(process)
+
+
+@contextmanager
+def recording_proxy(
+    url: str, out: Path, log: Path
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The proxy on a free loopback port; yields the URL it serves (read from its stderr)."""
+    argv = [*CLI, "record", "--out", str(out), "--upstream", url, "--port", "0"]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(argv, stderr=sink, env=child_env())
+    try:
+        deadline = time.monotonic() + 30
+        while not (found := re.search(r"serving on (\S+)", log.read_text("utf-8"))):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the proxy did not start: {log.read_text('utf-8')}")
+            time.sleep(0.05)
+        yield found.group(1), process
+    finally:
+        stop(process)
