@@ -64,11 +64,13 @@ def test(session: nox.Session) -> None:
     inner loop, ``nox -s test -- -n 0 tests/x.py`` one file in one process."""
     # docs: the tests of the docs build (tests/test_docs_*.py) render Markdown with it.
     session.install("-e", ".[all,test,docs]")
-    # The TypeScript package's npm packages for tests/typescript/, where npm is installed: without
-    # it those tests skip, and fail under CI (tests/support/node.py).
+    # The npm packages the node tests use, where npm is installed (without it those tests skip,
+    # and fail under CI: tests/support/node.py): the root's (the MCP TypeScript SDK that the
+    # recording and replay tests run as client and server) and the TypeScript package's.
     import shutil  # noqa: PLC0415
 
     if shutil.which("npm") is not None:
+        _npm_ci(session)
         _npm_ci(session, "typescript")
     session.run("pytest", *PARALLEL, "--durations=25", *session.posargs)
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -34,3 +37,59 @@ def clickhouse_base_url() -> Iterator[str]:
     from support.store import clickhouse_server_url
 
     yield from clickhouse_server_url()
+
+
+@pytest.fixture(scope="session")
+def chdb_base_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """ClickHouse's current engine in this process (chDB: one data directory per process, so one
+    per pytest-xdist worker); each test takes a database of its own (``fresh_database_url``)."""
+    try:
+        import chdb  # noqa: F401
+    except ImportError:
+        reason = "chdb-core (the test extra) is not installed"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"chdb-core is required under CI=true: {reason}")
+        pytest.skip(reason)
+    return f"chdb://{tmp_path_factory.mktemp('chdb')}"
+
+
+SLOW_SECONDS = 10.0
+"""A test that runs longer says why in its docstring (README, Development)."""
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the tests that ran over ``SLOW_SECONDS`` without a docstring saying why. A list, not
+    a failure: how long a test runs depends on the machine and its load."""
+    unexplained = sorted(
+        {
+            report.nodeid
+            for reports in terminalreporter.stats.values()
+            for report in reports
+            if getattr(report, "when", None) == "call"
+            and getattr(report, "duration", 0.0) > SLOW_SECONDS
+            and not _has_docstring(report.nodeid)
+        }
+    )
+    if unexplained:
+        terminalreporter.section(f"tests over {SLOW_SECONDS:g} s without a docstring saying why")
+        for nodeid in unexplained:
+            terminalreporter.write_line(nodeid)
+
+
+def _has_docstring(nodeid: str) -> bool:
+    path, _, rest = nodeid.partition("::")
+    name = rest.split("::")[-1].split("[")[0]
+    return name in _documented_functions(str(REPO / path))
+
+
+@cache
+def _documented_functions(path: str) -> frozenset[str]:
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return frozenset()
+    return frozenset(
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and ast.get_docstring(node)
+    )

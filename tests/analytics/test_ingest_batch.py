@@ -293,6 +293,7 @@ def check_answer(
 @pytest.mark.requirement("toolcall-spec.requirement.ingest.repairs-with-warning")
 @given(batches_with_planted_defects())
 def test_every_event_sent_is_accounted_for_at_its_own_index(case: Planted) -> None:
+    """Slow on purpose (over 10 s): a property over whole generated batches (up to 1,000 events)."""
     events, expected, repaired = case
     snapshot = copy.deepcopy(events)
     stored: list[dict[str, Any]] = []

@@ -14,7 +14,6 @@ import pytest
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
-from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -23,6 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from support.otel import sdk_spans_to
 from support.store import tool_call
 
 from toolcall_spec.analytics.otel import DURATION_METRIC, OpenTelemetrySink
@@ -182,14 +182,13 @@ def test_spans_reach_a_real_otlp_receiver(receiver: ThreadingHTTPServer) -> None
     assert error.kind == error.SPAN_KIND_SERVER
 
 
-@pytest.fixture(scope="module")
-def global_spans() -> InMemorySpanExporter:
-    """The process-wide tracer provider the ``mcp`` SDK traces with (it can be set once)."""
+@pytest.fixture
+def global_spans() -> Iterator[InMemorySpanExporter]:
+    """What the process-wide tracer provider the ``mcp`` SDK traces with ends meanwhile (it can
+    be set once per process: ``support.otel`` owns it for every test)."""
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    return exporter
+    with sdk_spans_to(SimpleSpanProcessor(exporter)):
+        yield exporter
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.otel.no-duplicate-span")

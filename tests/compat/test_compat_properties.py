@@ -96,6 +96,7 @@ def _reordered(rng: random.Random, schema: Any) -> Any:
 @SCHEMA_SIZED
 @given(st.one_of(generated_schemas(), st.sampled_from(list(all_schemas().values()))), st.randoms())
 def test_the_same_schema_in_another_order_has_no_changes(schema: Any, rng: random.Random) -> None:
+    """Slow on purpose (over 10 s): every example compares two whole schema trees."""
     assert compare(schema, _reordered(rng, schema)) == []
 
 
@@ -117,6 +118,7 @@ def _sources(draw: Draw) -> tuple[str, Any]:
 def test_adding_an_optional_member_anywhere_is_never_major(
     source: tuple[str, Any], data: st.DataObject
 ) -> None:
+    """Slow on purpose (over 10 s): a property over every place in the packaged schemas."""
     path, schema = source
     new, _, name = with_optional_member(data.draw, schema)
     changes = _one_file(path, new) if path else compare(schema, new)
@@ -132,6 +134,7 @@ def test_adding_an_optional_member_anywhere_is_never_major(
 def test_adding_a_required_member_anywhere_is_major(
     source: tuple[str, Any], data: st.DataObject
 ) -> None:
+    """Slow on purpose (over 10 s): a property over every place in the packaged schemas."""
     path, schema = source
     new, _, name = with_optional_member(data.draw, schema, required=True)
     changes = _one_file(path, new) if path else compare(schema, new)
@@ -254,6 +257,8 @@ USERS = {path: [k for k in KINDS if path in _files_of(k)] for path in all_schema
 def test_a_change_not_classified_major_keeps_every_valid_document_valid(
     widened: tuple[str, Any, str, bool], data: st.DataObject
 ) -> None:
+    """Slow on purpose (over 10 s): each example generates a schema change and validates documents
+    under both schemas."""
     path, new, name, surely = widened
     kind = data.draw(st.sampled_from(USERS[path]))
     changes = _one_file(path, new)

@@ -276,6 +276,7 @@ def heavy_client(url: str, ref: str, runs: int, finished: list[str], lock: threa
 
 @BUDGET
 def test_50_heavy_runs_keep_the_server_under_its_budget_while_light_runs_are_served() -> None:
+    """Slow on purpose (over 10 s): 50 heavy runs are what fills the memory budget."""
     heavy_ref = data_uri(suite_with_calls(HEAVY_CALLS))
     options = ("--max-kept-bytes", str(RSS_BUDGET), "--max-events-per-run", "20000")
     with serve_process(*options) as (url, pid), httpx.Client(base_url=url, timeout=60) as http:

@@ -89,6 +89,8 @@ def one_client(server: BackgroundServer, indices: range) -> list[float]:
 def test_200_runs_from_8_clients_all_complete_ordered_and_unmixed(
     server: BackgroundServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Slow on purpose (over 10 s): 200 runs from 8 clients are the load under which logs must not
+    mix."""
     started = time.perf_counter()
     with ThreadPoolExecutor(CLIENTS) as pool:
         shares = [range(c, RUNS, CLIENTS) for c in range(CLIENTS)]

@@ -69,6 +69,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 
 def test_the_install_is_not_editable(installed: Installed) -> None:
+    """Slow on purpose (over 10 s, in its module fixture): `python -m build` of the sdist and the
+    wheel from it, and a fresh virtual environment, as a release makes them."""
     location = Path(installed.python_says("import toolcall_spec; print(toolcall_spec.__file__)"))
     assert "site-packages" in location.parts
     assert REPO not in location.parents

@@ -198,6 +198,8 @@ def serves_like_the_scan(mix: tuple[list[Any], list[tuple[str, Any]]]) -> bool:
 def test_the_indexed_server_serves_as_the_scan(
     mix: tuple[list[Any], list[tuple[str, Any]]],
 ) -> None:
+    """Slow on purpose (over 10 s): a differential property of the indexed fixture server against
+    the linear scan, over generated mixes of entries and calls."""
     assert serves_like_the_scan(mix)
 
 
@@ -234,6 +236,8 @@ ORIGINAL_CANDIDATES = fixtures._ToolIndex.candidates
 def test_the_property_catches_planted_defects(
     monkeypatch: pytest.MonkeyPatch, target: Any, name: str, mutant: Any
 ) -> None:
+    """Slow on purpose (over 10 s): a search of up to 2,000 mixes for the planted defect's
+    counterexample."""
     monkeypatch.setattr(target, name, mutant)
     mix = found(mixes(), lambda mix: not serves_like_the_scan(mix))
     assert not serves_like_the_scan(mix)

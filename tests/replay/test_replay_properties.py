@@ -82,12 +82,14 @@ def check_run(host: ReferenceHost, suite: dict[str, Any], mode: str = "golden") 
 @pytest.mark.requirement("toolcall-spec.requirement.replay.error-never-live")
 @pytest.mark.requirement("toolcall-spec.requirement.events.error-outcome-exclusive")
 def test_replay_agrees_with_the_model(suite: dict[str, Any]) -> None:
+    """Slow on purpose (over 10 s): each example runs a generated suite on the reference host."""
     check_run(ReferenceHost(), suite)
 
 
 @given(suites(mode="live-shadow"))
 @pytest.mark.requirement("toolcall-spec.requirement.replay.live-shadow-ignores-fixtures")
 def test_live_shadow_agrees_with_the_model(suite: dict[str, Any]) -> None:
+    """Slow on purpose (over 10 s): each example runs a generated suite on the reference host."""
     host = ReferenceHost(_with_modes(["live-shadow"]))
     check_run(host, suite, mode="live-shadow")
     assert all(served == [] for served in host.served_entries(host.run_ids()[0]).values())

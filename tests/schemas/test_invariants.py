@@ -54,6 +54,8 @@ def test_only_literal_true_is_an_error(value: Any) -> None:
 def test_a_non_boolean_is_error_is_rejected_by_schemas_and_models(
     result: dict[str, Any], suite: dict[str, Any], value: Any
 ) -> None:
+    """Slow on purpose (over 10 s): each example is judged by every schema and every generated
+    model."""
     assert accepted_by(judges("call-tool-result"), {**result, "isError": value}) == []
     entries = suite["tasks"][0].setdefault("fixtures", {}).setdefault("toolResponses", [])
     entries.append({"tool": "billing:lookup", "isError": value})
@@ -70,6 +72,7 @@ failed_calls = events_of_type(
 @INVARIANT
 @given(event=failed_calls, outcome=json_values())
 def test_error_and_outcome_are_mutually_exclusive(event: dict[str, Any], outcome: Any) -> None:
+    """Slow on purpose (over 10 s): each example is judged by the schema and the models."""
     assert exclusivity_violation(judges("run-event"), event, outcome) is None
 
 

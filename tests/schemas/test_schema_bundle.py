@@ -73,6 +73,7 @@ def documents_by_kind(tmp: Path) -> dict[str, list[tuple[Path, str]]]:
 
 
 def test_check_jsonschema_reaches_the_package_verdict_on_every_example(tmp_path: Path) -> None:
+    """Slow on purpose (over 10 s): one check-jsonschema process per example, the real peer."""
     failing_files: set[str] = set()
     for kind, documents in documents_by_kind(tmp_path).items():
         schema = tmp_path / f"{kind}.bundle.json"

@@ -230,6 +230,8 @@ def test_nothing_accepted_here_is_refused_upstream(kind: Kind, data: st.DataObje
 @PROPERTY
 @given(data=st.data())
 def test_what_upstream_accepts_is_accepted_here(kind: Kind, data: st.DataObject) -> None:
+    """Slow on purpose (over 10 s): each example is generated from and judged by upstream's
+    published schemas."""
     document = data.draw(upstream_documents(kind), label="upstream-valid document")
     if accepted_here(kind, document):
         return
@@ -296,6 +298,8 @@ def _found(condition: Any, strategy: st.SearchStrategy[Any]) -> Any:
 def test_a_planted_looseness_is_found_upstream_refuses_it(
     path: str, plant: Any, kind: Kind
 ) -> None:
+    """Slow on purpose (over 10 s): a search for the planted looseness's counterexample, each
+    candidate judged by upstream's published schemas."""
     planted = schema_copy(path)
     plant(planted)
     accepts = fast(kind, {path: planted})
@@ -310,6 +314,8 @@ def test_a_planted_looseness_is_found_upstream_refuses_it(
 
 @pytest.mark.slow
 def test_a_planted_strictness_is_found_upstream_accepts_it() -> None:
+    """Slow on purpose (over 10 s): a search for the planted strictness's counterexample, each
+    candidate judged by upstream's published schemas."""
     path = "events/run-event-payloads.schema.json"
     planted = schema_copy(path)
     planted["$defs"]["AgentToolCalled"]["properties"]["principal"]["minLength"] = 1

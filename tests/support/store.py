@@ -147,8 +147,10 @@ class Service:
 
 
 def fresh_database_url(base: str) -> str:
-    """A database of its own for one test (created by the store on open)."""
-    return f"{base}/t_{uuid.uuid4().hex[:12]}"
+    """A database of its own for one test (created by the store on open), on a server
+    (``clickhouse://host:port``) or on chDB (``chdb://PATH``)."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    return f"{base}?database={name}" if base.startswith("chdb://") else f"{base}/{name}"
 
 
 def tool_call(index: int, **overrides: Any) -> dict[str, Any]:

@@ -43,7 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "load": ("load_cmd", "load a JSONL file of tool_call events into a DuckDB or ClickHouse store"),
     "serve-ingest": (
         "serve_ingest_cmd",
-        "serve POST /v1/events, storing accepted events in DuckDB or ClickHouse",
+        "serve POST /v1/events and OTLP POST /v1/traces into DuckDB or ClickHouse",
     ),
     "record": (
         "record_cmd",

@@ -1,5 +1,6 @@
 """``toolcall-spec serve-ingest --store URL --keys-file FILE``: the ingest endpoint
-(``POST /v1/events``) on uvicorn, writing accepted events into a store.
+(``POST /v1/events``, and ``POST /v1/traces`` for OTLP/HTTP trace exports of MCP ``tools/call``
+spans) on uvicorn, writing accepted events into a store.
 
 ``--store`` is a DuckDB file (the default engine, created when missing) or
 ``clickhouse://host:port/database``. ``--keys-file`` is a JSON object mapping each project id to
@@ -23,11 +24,14 @@ DEFAULT_PORT = 8766
 def register(subparsers: Any) -> str:
     parser = subparsers.add_parser(
         "serve-ingest",
-        help="serve POST /v1/events, storing accepted events in DuckDB or ClickHouse",
+        help="serve POST /v1/events and OTLP POST /v1/traces into DuckDB or ClickHouse",
         description="Exit 2 when the server cannot start (bad store, bad keys file, port taken).",
     )
     parser.add_argument(
-        "--store", required=True, metavar="URL", help="events.duckdb or clickhouse://host:port/db"
+        "--store",
+        required=True,
+        metavar="URL",
+        help="events.duckdb, clickhouse://host:port/db or chdb://DIR",
     )
     parser.add_argument(
         "--keys-file",

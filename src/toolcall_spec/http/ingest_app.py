@@ -1,4 +1,5 @@
-"""The ingest endpoint: ``POST /v1/events`` on the package's ASGI stack (starlette on uvicorn).
+"""The ingest endpoint: ``POST /v1/events`` on the package's ASGI stack (starlette on uvicorn);
+``POST /v1/traces`` (``.otlp_route``) beside it shares its reading, keys and acceptance path.
 
 A request goes through, in this order:
 
@@ -23,10 +24,8 @@ cost of a durable commit is shared instead of paid per request.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import uuid
-import zlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,17 +41,16 @@ from toolcall_spec.analytics.store import EventStore, StoreError, event_row
 from toolcall_spec.analytics.store.layout import Row
 from toolcall_spec.clock import utc_now
 from toolcall_spec.http.auth import bearer_token
+from toolcall_spec.http.ingest_reading import (
+    BadEncodingError,
+    BodyTooLargeError,
+    project_of,
+    read_limited,
+)
+from toolcall_spec.http.otlp_route import TRACES_PATH, traces_endpoint
 from toolcall_spec.typed import IngestAnswer
 
 EVENTS_PATH = "/v1/events"
-
-
-class BodyTooLargeError(Exception):
-    """The body (decompressed) passed the limit; the read stopped there."""
-
-
-class BadEncodingError(Exception):
-    """The body is not in the encoding its ``Content-Encoding`` names."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +95,7 @@ class GroupWriter:
 
 
 def create_ingest_app(settings: IngestSettings) -> Starlette:
-    """The ASGI app serving ``POST /v1/events`` into ``settings.store``."""
+    """The ASGI app serving ``POST /v1/events`` and ``POST /v1/traces`` into ``settings.store``."""
     if not settings.keys or any(not key for key in settings.keys):
         raise ValueError("the ingest endpoint needs at least one non-empty key")
     writer = GroupWriter(settings.store)
@@ -116,61 +114,27 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
         except BadEncodingError as exc:
             return _error(400, "invalid_encoding", str(exc))
         answer, events = accepted_events(raw)
-        if events:
-            try:
-                await writer.write(rows_of(events, project))
-            except StoreError:
-                return _error(503, "store_unavailable", "the events could not be stored; retry")
-        return _answer(answer)
+        problem = await make_durable(project, events)
+        return _answer(answer) if problem is None else problem
 
-    return Starlette(routes=[Route(EVENTS_PATH, post_events, methods=["POST"])])
-
-
-def project_of(keys: Mapping[str, str], presented: str | None) -> str | None:
-    """The project whose key was presented. Every key is compared, in constant time, so the
-    answer time does not tell how much of a key was right."""
-    if presented is None:
+    async def make_durable(project: str, events: Sequence[Mapping[str, Any]]) -> Response | None:
+        """The one acceptance path of both routes: ``None`` once the events are durably
+        stored, otherwise the answer to send (503: nothing acknowledged, the client retries)."""
+        if not events:
+            return None
+        try:
+            await writer.write(rows_of(events, project))
+        except StoreError:
+            return _error(503, "store_unavailable", "the events could not be stored; retry")
         return None
-    found: str | None = None
-    given = presented.encode("utf-8", "surrogatepass")
-    for key, project in keys.items():
-        if hmac.compare_digest(given, key.encode("utf-8")):
-            found = project
-    return found
 
-
-async def read_limited(chunks: AsyncIterator[bytes], limit: int, gzipped: bool) -> bytes:
-    """The body, read until its end or until it passes ``limit`` bytes (decompressed, for gzip; the
-    compressed bytes too): then ``BodyTooLargeError``, without reading or inflating further."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS) if gzipped else None
-    body = bytearray()
-    received = 0
-    async for chunk in chunks:
-        received += len(chunk)
-        if received > limit:  # compressed data can inflate to nothing (empty blocks): cap it too
-            raise BodyTooLargeError
-        if inflater is None:
-            body += chunk
-        else:
-            body += _inflate(inflater, chunk, limit + 1 - len(body))
-        if len(body) > limit:
-            raise BodyTooLargeError
-    if inflater is not None:
-        if not inflater.eof:
-            raise BadEncodingError("the gzip body ends early")
-        if inflater.unused_data:
-            raise BadEncodingError("bytes follow the end of the gzip body")
-    return bytes(body)
-
-
-def _inflate(inflater: Any, chunk: bytes, room: int) -> bytes:
-    """At most ``room`` decompressed bytes of ``chunk`` (plus whatever the inflater still holds),
-    so a compressed bomb never takes more than the limit in memory."""
-    try:
-        out: bytes = inflater.decompress(inflater.unconsumed_tail + chunk, room)
-    except zlib.error as exc:
-        raise BadEncodingError(f"the body is not valid gzip: {exc}") from None
-    return out
+    post_traces = traces_endpoint(settings.keys, make_durable)
+    return Starlette(
+        routes=[
+            Route(EVENTS_PATH, post_events, methods=["POST"]),
+            Route(TRACES_PATH, post_traces, methods=["POST"]),
+        ]
+    )
 
 
 def accepted_events(raw: bytes) -> tuple[IngestAnswer, list[dict[str, Any]]]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from typing import Any, Literal, cast
 
 import orjson
 
-from toolcall_spec.clock import timestamp_now, utc_now
+from toolcall_spec.clock import random_id, timestamp_now, utc_now
 from toolcall_spec.host.inputs import checked_id_source, checked_tenant
 from toolcall_spec.host.port import HostPort
 from toolcall_spec.host.store import (
@@ -163,10 +162,8 @@ class RunRegistry:
         self.limits = limits
         self.tenant = checked_tenant(tenant)
         self.gate = gate
-        self._new_opaque_id = (
-            (lambda: uuid.uuid4().hex)
-            if new_opaque_id is None
-            else checked_id_source(new_opaque_id, tenant)
+        self._new_opaque_id: Callable[[], str] = (
+            random_id if new_opaque_id is None else checked_id_source(new_opaque_id, tenant)
         )
         self._in_flight: dict[str, ServedRun] = {}
         self._executor: ThreadPoolExecutor | None = None

@@ -5,6 +5,7 @@ and the same as the JSONL reader over the same events."""
 from __future__ import annotations
 
 import io
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import date, datetime, timezone
@@ -17,20 +18,38 @@ from support.store import fresh_database_url, tool_call
 
 from toolcall_spec.analytics.metrics import jsonl_error_metrics
 from toolcall_spec.analytics.store import EventStore, StoreError, event_row, open_store
+from toolcall_spec.analytics.store.layout import TABLE
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
+pytest.importorskip("clickhouse_driver", reason="the store extra (clickhouse-driver) is missing")
+
+from toolcall_spec.analytics.store.clickhouse import (
+    DDL,
+    MILLISECOND_TIME,
+    SECOND_TIME,
+    UNKNOWN_FUNCTION,
+    ClickHouseStore,
+    supports_datetime64,
+)
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
-ENGINES = ("duckdb", "clickhouse")
+ENGINES = ("duckdb", "clickhouse", "chdb")
+"""DuckDB; the ClickHouse server (Debian's 18.16 in .ci/run: the wire protocol, the fallback
+DDL); ClickHouse 26's engine in process (chdb-core: the current DDL and SQL)."""
+MILLISECONDS = pytest.mark.requirement(
+    "toolcall-spec.requirement.store.clickhouse-millisecond-time"
+)
+
+
+def engine_url(engine: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if engine == "duckdb":
+        return str(tmp_path / f"{uuid.uuid4().hex[:8]}.duckdb")
+    return fresh_database_url(request.getfixturevalue(f"{engine}_base_url"))
 
 
 @pytest.fixture(params=ENGINES)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
-    if request.param == "duckdb":
-        url = str(tmp_path / "events.duckdb")
-    else:
-        url = fresh_database_url(request.getfixturevalue("clickhouse_base_url"))
-    with open_store(url) as opened:
+    with open_store(engine_url(request.param, request, tmp_path)) as opened:
         yield opened
 
 
@@ -101,18 +120,101 @@ def test_metrics_of_an_empty_store_are_zero(store: EventStore) -> None:
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.same-metrics")
-def test_one_query_answers_the_same_on_both_engines(
-    tmp_path: Path, clickhouse_base_url: str
+@MILLISECONDS
+def test_one_query_answers_the_same_on_every_engine(
+    tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     events = [tool_call(index) for index in range(1, 301)]
     answers = []
-    for url in (str(tmp_path / "e.duckdb"), fresh_database_url(clickhouse_base_url)):
-        with open_store(url) as opened:
+    for engine in ENGINES:
+        with open_store(engine_url(engine, request, tmp_path)) as opened:
             opened.write(rows(events))
             opened.write(rows(events[::3]))
             answers.append(opened.metrics("p1").as_dict())
-    assert answers[0] == answers[1]
+    assert answers[0] == answers[1] == answers[2]
     assert answers[0]["tool_calls"] == 300
+
+
+def stored_times(store: EventStore) -> tuple[datetime, datetime]:
+    ((moment, ingested),) = store.query("SELECT timestamp, ingested_at FROM {events}", {})
+    return _as_datetime(moment), _as_datetime(ingested)
+
+
+def _as_datetime(value: object) -> datetime:
+    """chDB hands a second-precision ``DateTime`` over Arrow as its epoch seconds."""
+    if isinstance(value, int):
+        return datetime.fromtimestamp(value, timezone.utc)
+    assert isinstance(value, datetime)
+    return value
+
+
+@MILLISECONDS
+def test_a_current_clickhouse_keeps_the_milliseconds(chdb_base_url: str) -> None:
+    with open_store(fresh_database_url(chdb_base_url)) as opened:
+        assert isinstance(opened, ClickHouseStore)
+        assert opened.time_type == MILLISECOND_TIME
+        event = tool_call(1, timestamp="2026-11-30T23:59:59.250Z")
+        opened.write([event_row(event, "p1", NOW.replace(microsecond=987_654))])
+        moment, ingested = stored_times(opened)
+        metrics = opened.metrics("p1")
+    assert moment == datetime(2026, 11, 30, 23, 59, 59, 250_000, tzinfo=timezone.utc)
+    assert ingested == NOW.replace(microsecond=987_000)
+    assert list(metrics.by_day) == [date(2026, 11, 30)]  # the day of the UTC time
+
+
+@MILLISECONDS
+def test_the_server_gets_the_time_type_it_has(clickhouse_base_url: str) -> None:
+    """Debian's 18.16 has no DateTime64: the fallback, times cut to the second; a server that
+    has it (TOOLCALL_CLICKHOUSE_URL may name one) keeps the milliseconds."""
+    with open_store(fresh_database_url(clickhouse_base_url)) as opened:
+        assert isinstance(opened, ClickHouseStore)
+        ((version,),) = opened.query("SELECT version()", {})
+        has_it = supports_datetime64(opened._client())
+        assert has_it is not str(version).startswith("18.")
+        assert opened.time_type == (MILLISECOND_TIME if has_it else SECOND_TIME)
+        event = tool_call(1, timestamp="2026-11-30T23:59:59.250Z")
+        opened.write([event_row(event, "p1", NOW)])
+        moment, _ = stored_times(opened)
+        day = list(opened.metrics("p1").by_day)
+    assert moment.replace(tzinfo=timezone.utc) == datetime(
+        2026, 11, 30, 23, 59, 59, 250_000 if has_it else 0, tzinfo=timezone.utc
+    )
+    assert day == [date(2026, 11, 30)]
+
+
+@MILLISECONDS
+def test_a_table_created_with_second_times_is_kept_and_reported(chdb_base_url: str) -> None:
+    """A table an older version (or server) created keeps its type: the store says which."""
+    url = fresh_database_url(chdb_base_url)
+    with open_store(url) as first:
+        assert isinstance(first, ClickHouseStore)
+        first.query(f"DROP TABLE {TABLE}", {})
+        first.query(DDL.format(time=SECOND_TIME), {})
+    with open_store(url) as reopened:
+        assert isinstance(reopened, ClickHouseStore)
+        assert reopened.time_type == SECOND_TIME
+        reopened.write(rows([tool_call(1, timestamp="2026-11-30T12:00:00.250Z")]))
+        moment, _ = stored_times(reopened)
+    assert moment == datetime(2026, 11, 30, 12, 0, 0, tzinfo=timezone.utc)
+
+
+class Refusing:
+    """A client whose server answers every statement with ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def execute(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        raise self.error
+
+
+def test_datetime64_is_found_by_asking_the_server() -> None:
+    from clickhouse_driver.errors import NetworkError, ServerException
+
+    unknown = ServerException("Unknown function toDateTime64", code=UNKNOWN_FUNCTION)
+    assert supports_datetime64(Refusing(unknown)) is False
+    with pytest.raises(NetworkError):  # no answer is not a "no": the store fails to open
+        supports_datetime64(Refusing(NetworkError("connection refused")))
 
 
 def test_an_unreachable_clickhouse_is_a_clear_error() -> None:
@@ -145,3 +247,20 @@ def test_a_missing_server_skips_with_its_reason_but_fails_under_ci(
     monkeypatch.setenv("CI", "true")
     with pytest.raises(pytest.fail.Exception, match="ClickHouse is required here"):
         unavailable("no server")
+
+
+@pytest.mark.parametrize(
+    ("suffix", "says"),
+    [("", "no data directory named"), ("/tmp/x?engine=old", "unknown option engine")],
+)
+def test_a_bad_chdb_url_is_a_clear_error(suffix: str, says: str) -> None:
+    with pytest.raises(StoreError, match=says):
+        open_store(f"chdb://{suffix}")
+
+
+def test_a_second_chdb_directory_while_one_is_open_is_refused(
+    chdb_base_url: str, tmp_path: Path
+) -> None:
+    refused = pytest.raises(StoreError, match="cannot open the embedded ClickHouse store")
+    with open_store(fresh_database_url(chdb_base_url)), refused:
+        open_store(f"chdb://{tmp_path / 'other'}")

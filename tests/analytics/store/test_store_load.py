@@ -58,6 +58,8 @@ def send_batches(url: str, client_number: int) -> set[str]:
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.dedupe-event-id")
 def test_concurrent_clients_with_retries_store_each_event_once(store_url: str) -> None:
+    """Slow on purpose (over 10 s): concurrent clients with retries against a real server and a
+    real engine are what exactly-once storage must survive."""
     with open_store(store_url) as store:
         app = create_ingest_app(IngestSettings(store, {KEY: "load"}))
         with BackgroundServer(app) as server, ThreadPoolExecutor(CLIENTS) as pool:

@@ -3,7 +3,9 @@
 - DuckDB, embedded, the default: ``events.duckdb`` (a file path; ``:memory:`` for a throwaway;
   ``events.duckdb?memory_limit=1GB`` raises its memory cap);
 - ClickHouse, for scale: ``clickhouse://[user[:password]@]host[:port]/database`` (the native
-  protocol, port 9000 by default, through ``clickhouse-driver``).
+  protocol, port 9000 by default, through ``clickhouse-driver``);
+- ClickHouse's engine in this process (chDB, the ``chdb-core`` package): ``chdb://PATH``
+  (``?database=NAME``), the same store as a server's; the tests run the SQL on it.
 
 Both keep the same table (``.layout``) and answer the same metric queries. The engines' drivers
 come with the ``store`` extra and are imported only when a store is opened.
@@ -17,6 +19,7 @@ from toolcall_spec.analytics.store.base import EventStore, StoreError
 from toolcall_spec.analytics.store.layout import StoreMetrics, event_row
 
 CLICKHOUSE_SCHEME = "clickhouse://"
+CHDB_SCHEME = "chdb://"
 DUCKDB_SCHEME = "duckdb://"
 
 
@@ -28,6 +31,10 @@ def open_store(url: str) -> EventStore:
             from toolcall_spec.analytics.store.clickhouse import ClickHouseStore  # noqa: PLC0415
 
             return ClickHouseStore.connect(url)
+        if url.startswith(CHDB_SCHEME):
+            from toolcall_spec.analytics.store.clickhouse import ClickHouseStore  # noqa: PLC0415
+
+            return ClickHouseStore.embedded(url)
         from toolcall_spec.analytics.store.duckdb import DuckDBStore  # noqa: PLC0415
     except ImportError as exc:
         raise StoreError(

@@ -7,8 +7,16 @@ version column ``keep_rank`` makes the first row written win, as ``INSERT OR IGN
 DuckDB. ``INSERT`` returns once the server has written the data part; the server, not this
 process, then holds the events, so they survive this process being killed.
 
-The DDL uses only what 18.16 knows: ``DateTime('UTC')`` (no ``DateTime64``), ``Nullable``, no
-``LowCardinality``, and the ``ORDER BY`` form of the MergeTree engine clause.
+The times are ``DateTime64(3, 'UTC')``, milliseconds kept, on every server that has
+``DateTime64`` (ClickHouse 20.1 and later); the server is asked (``supports_datetime64``: it
+evaluates ``toDateTime64``), not guessed from its version string. Only a server without it gets
+``DateTime('UTC')``, times cut to the second: Debian's 18.16, which stays the wire-protocol test.
+A table created earlier keeps the type it was created with; ``time_type`` says which it has. The
+rest of the DDL uses only what 18.16 knows too: ``Nullable``, no ``LowCardinality``, and the
+``ORDER BY`` form of the MergeTree engine clause; the metric SQL is the same text on both.
+
+The same store runs on an in-process ClickHouse 26 engine (``chdb://PATH``, ``.chdb_engine``),
+which is how the DDL and the metric SQL are shown to run on today's ClickHouse.
 """
 
 from __future__ import annotations
@@ -17,25 +25,34 @@ import logging
 import threading
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from clickhouse_driver import Client
 from clickhouse_driver.errors import Error
 
 from toolcall_spec.analytics.store.base import EventStore, StoreError
+from toolcall_spec.analytics.store.chdb_engine import EmbeddedEngineError
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Row
 
 DEFAULT_NATIVE_PORT = 9000
+UNKNOWN_FUNCTION = 46
+"""ClickHouse's error code for a function the server does not have."""
+_FAILURES = (Error, OSError, EOFError, EmbeddedEngineError)
+"""What a failed statement raises: the driver's errors, a lost connection, or chDB's refusal."""
 
 # The driver logs each failed connection attempt as a warning with a traceback; the failure
 # reaches the caller as a StoreError with the same reason, so the warning only adds noise.
 logging.getLogger("clickhouse_driver.connection").setLevel(logging.ERROR)
 
+MILLISECOND_TIME = "DateTime64(3, 'UTC')"
+SECOND_TIME = "DateTime('UTC')"
+"""The time column types: with ``DateTime64`` (every current server), and without (18.16)."""
+
 DDL = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
     project_id String,
     event_id String,
-    timestamp DateTime('UTC'),
+    timestamp {{time}},
     event_name Nullable(String),
     status Nullable(String),
     error_category Nullable(String),
@@ -51,7 +68,7 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     tokens_in Nullable(Int64),
     tokens_out Nullable(Int64),
     is_retry UInt8,
-    ingested_at DateTime('UTC'),
+    ingested_at {{time}},
     keep_rank UInt64,
     event_json String
 ) ENGINE = ReplacingMergeTree(keep_rank) ORDER BY (project_id, event_id)
@@ -64,6 +81,8 @@ class ClickHouseStore(EventStore):
     def __init__(self, client_factory: Any, url: str) -> None:
         self._factory = client_factory
         self.url = url
+        self.time_type = MILLISECOND_TIME
+        """The type the table's time columns have (``MILLISECOND_TIME`` or ``SECOND_TIME``)."""
         # A native-protocol client runs one query at a time: one client per thread.
         self._local = threading.local()
 
@@ -83,10 +102,50 @@ class ClickHouseStore(EventStore):
             bootstrap.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
             bootstrap.disconnect()
             store = cls(lambda: Client(database=database, **options), _redacted(url))
-            store._client().execute(DDL)
-        except (Error, OSError, EOFError) as exc:
+            store._create_table()
+        except _FAILURES as exc:
             raise StoreError(f"{_redacted(url)}: cannot open the ClickHouse store: {exc}") from None
         return store
+
+    @classmethod
+    def embedded(cls, url: str) -> ClickHouseStore:
+        """The store on chDB's in-process engine: ``chdb://PATH[?database=NAME]``."""
+        from toolcall_spec.analytics.store.chdb_engine import (  # noqa: PLC0415
+            CHDB_SCHEME,
+            EmbeddedClient,
+        )
+
+        path, _, query = url.removeprefix(CHDB_SCHEME).partition("?")
+        options = parse_qs(query)
+        unknown = sorted(set(options) - {"database"})
+        if not path or unknown:
+            problem = f"unknown option {unknown[0]}" if unknown else "no data directory named"
+            raise StoreError(f"{url}: {problem} (chdb://PATH[?database=NAME])")
+        database = options.get("database", ["default"])[-1]
+        try:
+            client = EmbeddedClient(path, database)
+            client.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
+            store = cls(lambda: client, url)
+            store._create_table()
+        except ImportError:
+            raise StoreError(
+                f"{url}: the embedded engine needs chdb-core: pip install chdb-core"
+            ) from None
+        except _FAILURES as exc:
+            raise StoreError(f"{url}: cannot open the embedded ClickHouse store: {exc}") from None
+        return store
+
+    def _create_table(self) -> None:
+        """The table, with millisecond times where the server has ``DateTime64``; then the type
+        the table really has (it may predate this version, or the server's upgrade)."""
+        client = self._client()
+        wanted = MILLISECOND_TIME if supports_datetime64(client) else SECOND_TIME
+        client.execute(DDL.format(time=wanted))
+        found = client.execute(
+            "SELECT type FROM system.columns WHERE database = currentDatabase() "
+            f"AND table = '{TABLE}' AND name = 'timestamp'"
+        )
+        self.time_type = str(found[0][0]) if found else wanted
 
     def _client(self) -> Any:
         client = getattr(self._local, "client", None)
@@ -99,13 +158,13 @@ class ClickHouseStore(EventStore):
             return
         try:
             self._client().execute(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES", rows)
-        except (Error, OSError, EOFError) as exc:
+        except _FAILURES as exc:
             raise StoreError(f"{self.url}: write failed: {exc}") from None
 
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
         try:
             rows = self._client().execute(sql.replace("{events}", f"{TABLE} FINAL"), parameters)
-        except (Error, OSError, EOFError) as exc:
+        except _FAILURES as exc:
             raise StoreError(f"{self.url}: query failed: {exc}") from None
         return [tuple(row) for row in rows]
 
@@ -114,6 +173,27 @@ class ClickHouseStore(EventStore):
         if client is not None:
             client.disconnect()
             self._local.client = None
+
+
+def supports_datetime64(client: Any) -> bool:
+    """Whether the server has ``DateTime64``: it evaluates ``toDateTime64`` (18.16 answers
+    that the function is unknown). A failure to reach the server is not an answer: it raises."""
+    try:
+        client.execute("SELECT toDateTime64('2000-01-01 00:00:00', 3, 'UTC')")
+    except (Error, EmbeddedEngineError) as exc:
+        if _is_unknown_function(exc):
+            return False
+        raise
+    return True
+
+
+def _is_unknown_function(error: Exception) -> bool:
+    code = getattr(error, "code", None)
+    return (
+        code == UNKNOWN_FUNCTION
+        or "UNKNOWN_FUNCTION" in str(error)
+        or "Unknown function" in str(error)
+    )
 
 
 def _redacted(url: str) -> str:
