@@ -15,6 +15,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
 import anyio
 import mcp
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from support.mcp_servers import demo_server
 
@@ -204,6 +205,22 @@ def test_under_live_a_miss_goes_upstream_and_a_recorded_failure_never_does() -> 
     assert reached == [("add", {"a": 2, "b": 3}), ("lookup_offer", {"reference": "x"})]
     summary = replay.summary()
     assert (summary["fixtureMissCount"], summary["liveCallCount"]) == (2, 2)
+
+
+@MISSES
+def test_under_live_the_live_servers_json_rpc_error_reaches_the_client_unchanged() -> None:
+    _, live = live_call_counter()
+    replay = replay_of(suite_of([], onMiss="live"), live=live)
+
+    async def body(client: mcp.Client) -> int:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("quota", {})
+        return raised.value.error.code
+
+    assert with_client(replay, body) == -32001  # the demo server's own code
+    returned = replay.report()["events"][1]["payload"]
+    assert returned["error"]["code"].endswith("tool_raised")
+    assert replay.summary()["fixtureMissCount"] == 1
 
 
 @TOOLS_LIST

@@ -22,6 +22,7 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 import anyio
 import mcp
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from support.cli import CLI, run_cli
 from support.repo import REPO
@@ -68,15 +69,19 @@ def text(result: CallToolResult) -> str:
     return " ".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
-def session(target: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, str]]:
-    """One client session: each call's flag and text, in order."""
-    seen: list[tuple[bool, str]] = []
+def session(target: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[Any, str]]:
+    """One client session: each call's flag and text (or its JSON-RPC error code), in order."""
+    seen: list[tuple[Any, str]] = []
 
     async def main() -> None:
         with anyio.fail_after(TIMEOUT):
             async with mcp.Client(target) as client:
                 for tool, args in calls:
-                    result = await client.call_tool(tool, args)
+                    try:
+                        result = await client.call_tool(tool, args)
+                    except MCPError as exc:
+                        seen.append(("json-rpc error", str(exc.error.code)))
+                        continue
                     seen.append((result.is_error, text(result)))
 
     anyio.run(main)
@@ -232,20 +237,22 @@ def test_a_miss_goes_to_the_live_stdio_server_and_a_recorded_failure_does_not(
     env = {**os.environ, "LIVE_CALLS_FILE": str(calls_file)}
     seen = session(
         stdio(suite, "--log", log_file, "--", sys.executable, LIVE_SERVER, env=env),
-        [("lookup", {"id": 1}), ("lookup", {"id": 7}), ("flaky", {"key": "x"})],
+        [("lookup", {"id": 1}), ("lookup", {"id": 7}), ("flaky", {"key": "x"}), ("quota", {})],
     )
     assert seen == [
         (True, "upstream down"),
         (False, "live record 7"),
         (True, "x: upstream unavailable"),  # the live server's own failure, passed on
+        ("json-rpc error", "-32001"),  # and its JSON-RPC error, unchanged
     ]
     reached = [json.loads(line) for line in calls_file.read_text().splitlines()]
     assert reached == [
         {"tool": "lookup", "args": {"id": 7}},
         {"tool": "flaky", "args": {"key": "x"}},
+        {"tool": "quota", "args": {}},
     ]
     summary = wait_for(log_file)["summary"]
-    assert (summary["fixtureMissCount"], summary["liveCallCount"]) == (2, 2)
+    assert (summary["fixtureMissCount"], summary["liveCallCount"]) == (3, 3)
 
 
 @MISSES

@@ -194,6 +194,7 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
     from toolcall_spec.http.server import url_of  # noqa: PLC0415
     from toolcall_spec.mcp.fixture_server import (  # noqa: PLC0415
         build_server,
+        innermost,
         live_upstream,
         serve_http,
         serve_stdio,
@@ -222,21 +223,12 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
     try:
         anyio.run(main)
     except Exception as exc:  # a message, never a traceback (the promise of cli/guard.py)
-        leaf = _innermost(exc)
+        leaf = innermost(exc)
         fail(f"{stage[0]} failed: {type(leaf).__name__}: {leaf}")
         code = 2
     finally:
         write_log()
     return code
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    """The first exception inside task-group exception groups (what actually went wrong)."""
-    inner = getattr(exc, "exceptions", None)
-    while isinstance(inner, (list, tuple)) and inner:
-        exc = inner[0]
-        inner = getattr(exc, "exceptions", None)
-    return exc
 
 
 @contextmanager

@@ -34,6 +34,7 @@ import anyio
 import mcp_types as types
 import orjson
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from toolcall_spec.clock import Clock, IdSource, elapsed_ms, random_id, utc_now
@@ -67,6 +68,9 @@ __all__ = [
     "NoTaskError",
     "build_server",
     "derived_tools",
+    "innermost",
+    "jsonrpc_error",
+    "live_upstream",
     "recorded_tools",
     "select_task",
     "serve_http",
@@ -185,8 +189,8 @@ class FixtureReplay:
         raised: BaseException | None = None
         try:
             answer, result = await self._resolve(tool, args)
-        except Exception as exc:  # the live server's JSON-RPC error: passed on below, as is
-            raised = exc
+        except Exception as exc:  # the live server's JSON-RPC error (or failure), passed on
+            raised = jsonrpc_error(exc)
             answer = failure(TOOL_RAISED, miss=True, live=True)
             result = _wire_result(answer)
         if answer.miss:
@@ -247,6 +251,28 @@ class FixtureReplay:
     def report(self) -> dict[str, Any]:
         """``{"events": [...], "summary": {...}}``, the shape ``toolcall-spec replay`` prints."""
         return {"events": copy.deepcopy(self.log.events), "summary": self.summary()}
+
+
+def innermost(exc: BaseException) -> BaseException:
+    """The first exception inside the task-group exception groups that may wrap it: what went
+    wrong."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, (list, tuple)) and inner:
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
+
+
+def jsonrpc_error(exc: BaseException) -> MCPError:
+    """What the client gets when the live server did not answer with a result: its own JSON-RPC
+    error unchanged, or an internal error naming what went wrong."""
+    leaf = innermost(exc)
+    if isinstance(leaf, MCPError):
+        return leaf
+    return MCPError(
+        code=types.INTERNAL_ERROR,
+        message=f"the live server failed: {type(leaf).__name__}: {leaf}",
+    )
 
 
 _PASSED_ON: Final = ("structuredContent", "_meta")
