@@ -8,6 +8,7 @@ nox -s docs                mkdocs build --strict
 nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
 nox -s bench               benchmarks, as ratios against peers measured in the same run
 nox -s mcp_matrix          the MCP framework tests against each supported mcp / fastmcp pair
+nox -s peers               the telemetry peers side by side on one probe server (docs/peers.md)
 """
 
 from __future__ import annotations
@@ -224,3 +225,37 @@ def bench(session: nox.Session) -> None:
     """Benchmarks: figures as ratios against peers measured in the same run."""
     session.install("-e", ".[all,bench]")
     session.run("python", "-m", "benchmarks", *session.posargs)
+
+
+PEER_FRAMEWORKS = ("mcp==2.3.0", "fastmcp==4.2.3", "opentelemetry-sdk==1.45.2")
+"""What the probe server runs on in ``nox -s peers``: the frameworks and the OpenTelemetry SDK."""
+
+PEER_PINS = (
+    "logfire==5.4.0",
+    "sentry-sdk==2.75.0",
+    "opentelemetry-instrumentation-mcp==0.62.4",
+    "openinference-instrumentation-mcp==2.0.13",
+    "opentel-mcp==0.1.0",
+    "agentcat==2.1.0",
+)
+"""The peers of ``nox -s peers``, each pinned: the comparison is reproduced by these versions (a
+newer peer is measured by changing a pin, and docs/peers.md with it). Not an extra of the
+package: nothing of it is needed to use toolcall-spec."""
+
+
+@nox.session
+def peers(session: nox.Session) -> None:
+    """The comparison of docs/peers.md: each peer instruments the probe server in a process of
+    its own, the real mcp client drives the same 22 calls over stdio and streamable HTTP, and a
+    table of what each recorded is printed and written to build/peers.json. It reports what the
+    peers do; it does not fail when they change (``-- --peers a,b`` ``--transports stdio``...).
+
+    Each peer is installed on its own, with the frameworks pinned beside it: a peer that cannot
+    be installed with them is left out (its rows then say the import failed), and none can move
+    the frameworks to other versions."""
+    session.install("-e", ".[mcp,otel,http]", *PEER_FRAMEWORKS)
+    for pin in PEER_PINS:
+        session.run(
+            "python", "-m", "pip", "install", "--quiet", pin, *PEER_FRAMEWORKS, success_codes=[0, 1]
+        )
+    session.run("python", "-m", "benchmarks.peers", *session.posargs)

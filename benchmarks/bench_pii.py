@@ -42,6 +42,10 @@ ADVERSARIAL = (
     "eyJ" + "a" * 10 + ".",
     "Bearer " * 8,
     '"@[' * 10,
+    "4111 / " * 10,  # the looser forms (issue 22): loose groups, dates, local-part specials
+    "0044 / 1" * 10,
+    "01/12/2026 " * 5,
+    "a'&{=}@" * 10,
 )
 GOAL_VS_EMAIL_SUB = 3.0
 SIZES_KB = (128, 256, 512)  # all past the sizes where a string still sits in cache or the heap

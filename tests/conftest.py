@@ -7,12 +7,16 @@ import os
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
 from support.repo import EXAMPLES, REPO  # noqa: F401  (re-exported for the fixtures)
 
 from toolcall_spec.requirement_registry import registry
+
+if TYPE_CHECKING:
+    from support.node import NodeJudge
 
 # CI runs every property with more examples; locally the default profile keeps runs quick.
 settings.register_profile("ci", max_examples=300, suppress_health_check=[HealthCheck.too_slow])
@@ -29,6 +33,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                     f"{item.nodeid}: requirement marker names unknown id {marker.args!r}; "
                     "add it to spec/requirements.json or fix the id"
                 )
+
+
+@pytest.fixture(scope="session")
+def node_judge() -> Iterator[NodeJudge]:
+    """The JavaScript validator in one long-lived node process, shared by the tests of one worker
+    (tests/typescript): one process for thousands of documents."""
+    from support.node import NodeJudge
+
+    judge = NodeJudge()
+    yield judge
+    judge.close()
 
 
 @pytest.fixture(scope="session")

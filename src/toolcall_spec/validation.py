@@ -17,7 +17,8 @@ from toolcall_spec.problems import Problem
 from toolcall_spec.rules import is_tool_error
 
 MAX_MESSAGE_LENGTH = 300
-"""Messages quote the offending value; a huge value is cut so a problem stays one readable line."""
+"""Most characters of a message. Messages quote the offending value; a huge value is shortened so
+a problem stays one readable line, and the words that say what is wrong are kept whole."""
 
 MAX_DEPTH = 128
 """Deepest nesting of arrays and objects accepted in any document (``[]`` is 1 level, ``[[]]``
@@ -157,13 +158,59 @@ def _message(error: jsonschema_rs.ValidationError) -> str:
         message = _dependent_required(error)
     elif kind == "Enum":
         allowed = json.dumps(list(getattr(error.kind, "options", ())))[1:-1]  # one call: a, b
-        message = f"{json.dumps(error.instance)} is not one of the allowed values: {allowed}"
+        message = f"{_rendered(error.instance)} is not one of the allowed values: {allowed}"
     else:
         message = error.message
     message = printable(message)
-    if len(message) > MAX_MESSAGE_LENGTH:
-        message = message[: MAX_MESSAGE_LENGTH - 1] + "…"
-    return message
+    if len(message) <= MAX_MESSAGE_LENGTH:
+        return message
+    return _within_length(message, printable(_rendered(error.instance)))
+
+
+def _rendered(value: Any) -> str:
+    """``value`` written as jsonschema-rs quotes an instance in its messages: compact JSON,
+    members in key order, characters unescaped."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
+_SHORTEST_CUT = 16
+"""Fewest characters a shortened value keeps: below that it says nothing of what was sent."""
+
+
+def _within_length(message: str, value: str, limit: int = MAX_MESSAGE_LENGTH) -> str:
+    """``message`` in at most ``limit`` characters, the reason kept whole: the ``value`` it
+    quotes is shortened (``"xxxxxxxx…" is longer than 500 characters``); where the value is not
+    found as written, the longest word (a value written another way, a long member name) is;
+    only a message whose words alone are too long loses its middle."""
+    if len(message) <= limit:
+        return message
+    excess = len(message) - limit
+    at = _quoted_at(message, value)
+    if at < 0 or len(value) - excess < _SHORTEST_CUT:
+        longest = max(message.split() or [""], key=len)
+        at, value = message.find(longest), longest
+    if len(value) - excess >= _SHORTEST_CUT:
+        return message[:at] + _shortened(value, len(value) - excess) + message[at + len(value) :]
+    head = (limit - 1) // 2
+    return message[:head] + "…" + message[len(message) - (limit - 1 - head) :]
+
+
+def _quoted_at(message: str, value: str) -> int:
+    """Where ``message`` quotes ``value``: messages quote it first or last (a value found only
+    inside a quoted schema could be a part of it)."""
+    if message.startswith(value):
+        return 0
+    if message.endswith(value):
+        return len(message) - len(value)
+    return message.find(value)
+
+
+def _shortened(value: str, length: int) -> str:
+    """``value`` in ``length`` characters, ``…`` where it was cut; a string keeps its closing
+    quote, so it still reads as a string."""
+    if value[:1] == value[-1:] == '"' and len(value) > 1:
+        return value[: length - 2] + '…"'
+    return value[: length - 1] + "…"
 
 
 def _dependent_required(error: jsonschema_rs.ValidationError) -> str:

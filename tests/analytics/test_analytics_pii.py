@@ -7,6 +7,7 @@ import string
 import subprocess
 import sys
 import textwrap
+import time
 
 import orjson
 import pytest
@@ -19,6 +20,7 @@ from support.strategies.pii_text import (
     emails,
     ibans,
     ip_addresses,
+    looser_pii,
     messages_without_pii,
     passes_luhn,
     phone_numbers,
@@ -190,6 +192,21 @@ ADVERSARIAL = {
     "SSN starts": "123-45-",
     "parentheses": "(555) ",
 }
+ADVERSARIAL_LOOSER = {  # the national and looser forms (issue 22)
+    "slashed digits": "1 / ",
+    "dashed digits": "1 - ",
+    "slashed groups": "111 / ",
+    "card groups by slashes": "4111/",
+    "trunk zeros": "0 - ",
+    "00 numbers": "0044 / 1",
+    "dates": "01/12/2026 ",
+    "SSNs by slashes": "123 / 45 / ",
+    "local-part specials": "&@",
+    "apostrophes": "a'@",
+    "quotes": "'@",
+    "braces": "{=}@",
+}
+ADVERSARIAL.update(ADVERSARIAL_LOOSER)
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.analytics.pii-linear-time")
@@ -213,6 +230,28 @@ def test_64_kb_adversarial_inputs_complete_and_still_redact() -> None:
     )
     assert finished.returncode == 0, finished.stderr
     assert finished.stdout.strip() == "done"
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.analytics.pii-linear-time")
+def test_the_looser_forms_take_linear_time_from_100_to_300_kb() -> None:
+    """Three times the input takes about three times the CPU time (a pattern that backtracks
+    over what it read would take nine). This thread's CPU time, so the load of a shared machine
+    counts little; a ratio over the bound is measured again, the best of three runs kept. The
+    other inputs' growth is measured by ``python -m benchmarks pii``."""
+
+    def cpu_time(text: str) -> float:
+        start = time.thread_time()
+        strip_pii(text)
+        return time.thread_time() - start
+
+    for name, unit in ADVERSARIAL_LOOSER.items():
+        small, large = (unit * (kb * 1024 // len(unit)) for kb in (100, 300))
+        best = [cpu_time(small), cpu_time(large)]
+        for _ in range(2):
+            if best[1] < 4.5 * max(best[0], 1e-3):
+                break
+            best = [min(best[0], cpu_time(small)), min(best[1], cpu_time(large))]
+        assert best[1] < 4.5 * max(best[0], 1e-3), f"{name}: {best[0]:.3f} s, then {best[1]:.3f} s"
 
 
 @PII
@@ -265,6 +304,86 @@ CAPTURED = pytest.mark.requirement("toolcall-spec.requirement.analytics.captured
 )
 def test_the_forms_people_write_pii_in_are_redacted(text: str, expected: str) -> None:
     assert strip_pii(text) == expected
+
+
+LOOSER = pytest.mark.requirement("toolcall-spec.requirement.analytics.pii-looser-forms")
+PHONE = pii.PHONE_TOKEN
+
+
+@LOOSER
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("call 07096 311647 now", "call [PHONE_REDACTED] now"),
+        ("call 020 7946 0958 now", "call [PHONE_REDACTED] now"),
+        ("appelez le 06 12 34 56 78.", "appelez le [PHONE_REDACTED]."),
+        ("Tel. 030 1234567", "Tel. [PHONE_REDACTED]"),
+        ("Tel. 030/1234567 oder 0221 - 1234567", "Tel. [PHONE_REDACTED] oder [PHONE_REDACTED]"),
+        ("call 0044 20 7974 7542", "call [PHONE_REDACTED]"),
+        ("call 0044/20/7974/7542 or +44 20 / 7974 / 7542", "call [PHONE_REDACTED] or " + PHONE),
+        ("(+44 20 7946 0958)", "([PHONE_REDACTED])"),
+        ("call 555/123/4567 or 555 - 123 - 4567", "call [PHONE_REDACTED] or [PHONE_REDACTED]"),
+        ("card 4111/1111/1111/1111", "card [CC_REDACTED]"),
+        ("card 4111 - 1111 - 1111 - 1111 declined", "card [CC_REDACTED] declined"),
+        ("card 4111 / 1111 / 1111 / 1111", "card [CC_REDACTED]"),
+        ("ssn 123 / 45 / 6789", "ssn [SSN_REDACTED]"),
+        ("mail a&b@example.com", "mail [EMAIL_REDACTED]"),
+        ("mail {tom}@example.com", "mail [EMAIL_REDACTED]"),
+        ("mail tom+tag=x@example.com", "mail [EMAIL_REDACTED]"),
+        ("mail o'brien@example.com", "mail [EMAIL_REDACTED]"),
+        ("input_value='max@example.com'", "input_value='[EMAIL_REDACTED]'"),
+        ("mail jo@xn--bcher-kva.example", "mail [EMAIL_REDACTED]"),
+        ("mail jo@example.xn--p1ai.", "mail [EMAIL_REDACTED]."),
+        ("https://bob@example.com/x", "https://[EMAIL_REDACTED]/x"),
+    ],
+)
+def test_national_and_looser_forms_are_redacted(text: str, expected: str) -> None:
+    assert strip_pii(text) == expected
+
+
+@LOOSER
+@pytest.mark.parametrize(
+    "text",
+    [
+        "booked 05/12/2026 18:30, cancelled 01.12.2024 10:30",
+        "stay 2026-11-30 - 2026-12-01 or 30.11.2026 - 01.12.2026",
+        "from 11/30/2026 - 12/01/2026 and 05.05.1984 - 1991-11-17",
+        "page 12 / 345, ids 123456 / 7890123, v1.2.3 - 4.5.6, 1999 - 2024",
+        "not a card: 4111 / 1111 / 1111 / 1112",
+    ],
+)
+def test_dates_ranges_and_other_grouped_numbers_stay(text: str) -> None:
+    assert strip_pii(text) == text
+
+
+_CONTEXT_BEFORE = st.sampled_from(["", "error: ", "call ", "see (", "<", "\n", "to ", "user, "])
+_CONTEXT_AFTER = st.sampled_from(["", ".", ",", ")", ">", " now", "!\n", "; retry"])
+
+
+@LOOSER
+@settings(max_examples=500)
+@given(looser_pii(), _CONTEXT_BEFORE, _CONTEXT_AFTER)
+def test_no_looser_form_leaks_and_the_text_around_stays(
+    value: str, before: str, after: str
+) -> None:
+    """Every letter, digit and ``@`` of the value is gone (tokens aside); the text around it is
+    kept as it was."""
+    stripped = strip_pii(before + value + after)
+    assert stripped.startswith(before), stripped
+    assert stripped.endswith(after), stripped
+    middle = stripped[len(before) : len(stripped) - len(after)]
+    for token in pii.TOKENS:
+        middle = middle.replace(token, "")
+    assert not any(c.isalnum() or c == "@" for c in middle), stripped
+
+
+@LOOSER
+@given(planted(looser_pii(), around=TEXT_WITHOUT_DIGITS_OR_AT))
+def test_no_digit_of_a_looser_form_survives_in_any_text(case: tuple[str, str]) -> None:
+    message, value = case
+    assume(set(string.digits) & set(value))
+    stripped = strip_pii(message)
+    assert not set(string.digits + "@") & set(stripped), stripped
 
 
 @CAPTURED
@@ -321,7 +440,7 @@ def test_no_covered_form_leaks_wherever_it_sits(
 
 @CAPTURED
 @settings(max_examples=200)
-@given(covered_pii(), st.integers(1, 60))
+@given(covered_pii() | looser_pii(), st.integers(1, 60))
 def test_no_covered_form_leaks_across_the_safety_cut(value: str, into: int) -> None:
     """Addresses shrink to tokens, so the text at the 4,000-character cut stays inside the 500
     kept characters; a value the cut splits must leave nothing readable."""
@@ -337,7 +456,7 @@ def test_no_covered_form_leaks_across_the_safety_cut(value: str, into: int) -> N
 
 
 @CAPTURED
-@given(covered_pii())
+@given(covered_pii() | looser_pii())
 def test_a_captured_value_never_holds_a_covered_form(value: str) -> None:
     arguments = {"note": "x " * (MAX_CAPTURED_BYTES // 2) + value, "value": value}
     kept = captured(arguments)

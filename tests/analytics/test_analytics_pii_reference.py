@@ -22,12 +22,16 @@ from support.strategies.pii_text import (
     emails,
     ibans,
     ip_addresses,
+    loosely_grouped_numbers,
+    looser_pii,
     messages_without_pii,
     non_pii_numbers,
     phone_numbers,
     planted,
+    rfc5322_emails,
     secrets,
     ssns,
+    written_dates,
 )
 
 from toolcall_spec.analytics import pii
@@ -64,6 +68,12 @@ _LOOKALIKES = st.sampled_from(
         "gb82 west 1234 5698 7654 32",
         "AKIAIOSFODNN7EXAMPLEx",
         "task-sk-abcdefghijklmnopqrst",
+        "05/12/2026 18:30",
+        "2026-11-30 - 2026-12-01",
+        "0044 (0)20 7946 0958",
+        "value='max@example.com'",
+        "a&b='c@example.com",
+        "https://a/b@example.com",
     ]
 )
 _PIECES = st.one_of(
@@ -74,12 +84,15 @@ _PIECES = st.one_of(
     ip_addresses(),
     ssns(),
     covered_pii(),
+    looser_pii(),
     secrets(),
     non_pii_numbers(),
     _LOOKALIKES,
     st.text(_NEAR_PII, max_size=12),
 )
-_JOINERS = st.sampled_from(["", " ", "  ", "-", ".", ", ", "\n", "+", "(", ")", ":", "/", "x"])
+_JOINERS = st.sampled_from(
+    ["", " ", "  ", "-", ".", ", ", "\n", "+", "(", ")", ":", "/", "x", " - ", " / ", "'", "="]
+)
 
 
 @st.composite
@@ -193,6 +206,36 @@ MUTANTS: dict[str, Mutant] = {
         re.compile(pii._INTL_PHONE.pattern.replace("|(?<=0)(?<!", "|(?<!"), re.ASCII),
         near_pii_messages(),
         _differs_from_reference,
+    ),
+    # Card chains without the loose separators: "4111 / 1111 / 1111 / 1111" is never one chain.
+    "no loose card separators": (
+        "_DIGIT_CHAIN",
+        re.compile(
+            rf"[0-9](?=[0-9{pii._CARD_SEPARATORS}]{{12}})(?:[{pii._CARD_SEPARATORS}]{{0,2}}[0-9])*"
+        ),
+        planted(loosely_grouped_numbers(), _AROUND),
+        _digit_or_at_left,
+    ),
+    # Any grouping reads as a card: a range of dates with 13 to 19 digits passes Luhn once in 10.
+    "cards in any grouping": (
+        "_grouped_as_a_card",
+        lambda *window: True,
+        written_dates(),
+        _not_pii_changed,
+    ),
+    # No date guard: a date and the time after it read as a national number.
+    "dates read as phone numbers": (
+        "_DATE_FIRST",
+        re.compile(r"(?!)"),
+        written_dates(),
+        _not_pii_changed,
+    ),
+    # Local parts of the old characters: "a&b@..." keeps "a&".
+    "local parts without specials": (
+        "_LOCAL_RUN",
+        re.compile(r"[\w.%+\-']*"),
+        planted(rfc5322_emails(), _AROUND),
+        _digit_or_at_left,
     ),
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -26,8 +27,10 @@ from toolcall_spec.analytics.ingest import (
     MAX_BODY_BYTES,
     ingest_batch,
     ingest_body,
+    ingest_jsonl,
     rejection,
 )
+from toolcall_spec.analytics.ingest_parallel import ingest_jsonl_file
 from toolcall_spec.json_paths import format_path
 from toolcall_spec.typed import IngestAnswer
 from toolcall_spec.validation import validate
@@ -324,6 +327,44 @@ def test_every_defect_in_the_strategy_makes_an_event_invalid() -> None:
     for name, defect in DEFECTS.items():
         answer = ingest_batch({"events": [defect(event(1))]})
         assert answer["rejected"] == 1, name
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.ingest.error-members-need-a-status")
+@pytest.mark.parametrize(
+    "members",
+    [
+        {"error_category": "tool_error"},
+        {"error_category": "unknown", "error_message": "quota exceeded"},
+        {"error_message": "quota exceeded"},
+    ],
+)
+def test_error_members_without_a_status_reject_the_event_on_every_path(
+    members: dict[str, Any], tmp_path: Path
+) -> None:
+    """Nothing says whether such a call failed: the batch path, the JSONL path (its pre-check
+    leaves an event without ``status`` to the full check) and the parallel path all reject it,
+    naming each error member; a valid event beside it is accepted."""
+    sent = event(1, **members)
+    expected = sorted(f"{member}: " for member in members)
+    answer = ingest_batch({"events": [event(2, status="success"), sent]})
+    assert (answer["status"], answer["accepted"], answer["rejected"]) == (207, 1, 1)
+    assert "warnings" not in answer
+    (rejected,) = answer["errors"]
+    assert rejected["index"] == 1
+    assert sorted(issue[: issue.index(" ") + 1] for issue in rejected["issues"]) == expected
+    lines = [orjson.dumps(event(2, status="success")), orjson.dumps(sent)] * 3
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with path.open("rb") as handle:
+        one = ingest_jsonl(handle)
+    with path.open("rb") as handle:
+        two = ingest_jsonl_file(handle, workers=2)
+    for jsonl in (one, two):
+        assert (jsonl["accepted"], jsonl["rejected"]) == (3, 3)
+        assert [r["line"] for r in jsonl["errors"]] == [2, 4, 6]
+        assert [r["issues"] for r in jsonl["errors"]] == [rejected["issues"]] * 3
+        assert "warnings" not in jsonl
+    assert one == two
 
 
 def test_every_repairable_defect_is_accepted_with_its_warning() -> None:

@@ -4,12 +4,15 @@ misbehave get one line and the documented exit code."""
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -203,12 +206,25 @@ def test_ctrl_c_during_ingest_leaves_no_half_written_answer(tmp_path: Path) -> N
         assert process.stdin is not None
         process.stdin.write(("not json\n" * 1000 + EVENT_LINE + "\n").encode())
         process.stdin.flush()
-        time.sleep(2)  # let it read what was sent; stdin stays open, so it waits for more
+        _wait_until_read(process.stdin.fileno())  # stdin stays open, so it waits for more
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130
     assert b"Traceback" not in stderr
     assert out.read_bytes() == b""
+
+
+def _wait_until_read(pipe: int, timeout: float = 60.0) -> None:
+    """Until the reader of ``pipe`` (our write end) has taken every byte from it: then it runs
+    the command, past its start-up, whatever the machine's load (a fixed sleep was not enough
+    on a busy machine, and a Ctrl-C during start-up is Python's, not the command's)."""
+    deadline = time.monotonic() + timeout
+    unread = array.array("i", [1])
+    while unread[0] > 0:
+        assert time.monotonic() < deadline, "the command did not read its input"
+        time.sleep(0.05)
+        fcntl.ioctl(pipe, termios.FIONREAD, unread)
+    time.sleep(0.2)
 
 
 # -- conformance -k ---------------------------------------------------------------------------

@@ -182,7 +182,7 @@ def test_the_limit_applies_to_the_decompressed_size(server: BackgroundServer) ->
 def test_a_gzip_bomb_is_refused_without_inflating_it() -> None:
     import anyio
 
-    from toolcall_spec.http.ingest_app import BodyTooLargeError, read_limited
+    from toolcall_spec.http.ingest_reading import BodyTooLargeError, read_limited
 
     bomb = gzip.compress(b"0" * (200 * MAX_BODY_BYTES))
     inflated: list[int] = []
@@ -204,7 +204,7 @@ def test_a_gzip_bomb_is_refused_without_inflating_it() -> None:
 def test_compressed_bytes_that_inflate_to_nothing_are_capped_too() -> None:
     import anyio
 
-    from toolcall_spec.http.ingest_app import BodyTooLargeError, read_limited
+    from toolcall_spec.http.ingest_reading import BodyTooLargeError, read_limited
 
     empty_stored_block = b"\x00\x00\x00\xff\xff"  # a deflate block of no bytes, not final
     header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"

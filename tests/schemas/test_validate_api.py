@@ -10,12 +10,14 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.documents import BASE, DROP, variant
 
 import toolcall_spec
 from toolcall_spec import Problem, validate
 from toolcall_spec.catalog import KINDS, Kind, infer_kind, load_schema
-from toolcall_spec.validation import UnknownKindError
+from toolcall_spec.validation import MAX_MESSAGE_LENGTH, UnknownKindError, _within_length
 
 ENTRY = ("tasks", 0, "fixtures", "toolResponses", 0)
 
@@ -123,10 +125,107 @@ def test_a_success_entry_whose_response_carries_is_error_gets_a_warning() -> Non
     assert [p.severity for p in validate(broken)] == ["error"]
 
 
+REASON = pytest.mark.requirement("toolcall-spec.requirement.input.message-keeps-its-reason")
+
+
+def _only_message(kind: Kind, path: str, *changes: tuple[tuple[str | int, ...], Any]) -> str:
+    """The one problem's message, checked to be at the path and within the length."""
+    (problem,) = errors(validate(variant(kind, *changes)))
+    assert problem.path == path
+    assert len(problem.message) <= MAX_MESSAGE_LENGTH
+    assert "\n" not in problem.message
+    return problem.message
+
+
+@REASON
 def test_messages_of_huge_values_are_cut() -> None:
     problems = validate(variant("call-tool-result", (("isError",), "x" * 10_000)))
     assert errors(problems)
-    assert all(len(p.message) <= 300 for p in problems)
+    assert all(len(p.message) <= MAX_MESSAGE_LENGTH for p in problems)
+
+
+@REASON
+@pytest.mark.parametrize(
+    ("kind", "member", "value", "start", "reason"),
+    [
+        (
+            "tool-call-event",
+            "error_message",
+            "x" * 10_000,
+            '"xxx',
+            " is longer than 500 characters",
+        ),
+        (
+            "tool-call-event",
+            "locale",
+            "é\u2028" * 300,
+            '"é\\u2028é',
+            " is longer than 35 characters",
+        ),
+        (
+            "tool-call-event",
+            "status",
+            "s" * 1_000,
+            '"sss',
+            ' is not one of the allowed values: "success", "error"',
+        ),
+        ("tool-call-event", "latency_ms", "9" * 1_000, '"999', ' is not of type "number"'),
+        (
+            "tool-call-event",
+            "latency_ms",
+            {f"k{i}": "v" * 40 for i in range(20)},
+            '{"k0":"vvv',
+            ' is not of type "number"',
+        ),
+        ("tool-call-event", "locale", 1.5e300, "1500000000", ' is not of type "string"'),
+        ("suite", "version", "1" * 1_000, '"111', r' does not match "^[0-9]+\.[0-9]+\.[0-9]+$"'),
+    ],
+)
+def test_a_long_value_is_shortened_and_the_reason_kept(
+    kind: Kind, member: str, value: Any, start: str, reason: str
+) -> None:
+    """The value is cut, never the words after it: the limit, the allowed values, the pattern,
+    the expected type. The message still starts with the value as it was sent (a float as the
+    validator writes it, in full digits)."""
+    changes: list[tuple[tuple[str | int, ...], Any]] = []
+    if member == "status":  # not an error any more: without the error members
+        changes = [(("error_category",), DROP), (("error_message",), DROP)]
+    message = _only_message(kind, member, *changes, ((member,), value))
+    assert message.startswith(start)
+    assert message.endswith(reason)
+    assert "…" in message
+
+
+@REASON
+@given(st.text(st.characters(codec="utf-8"), min_size=501, max_size=3_000))
+@settings(max_examples=50)
+def test_any_over_long_message_says_it_is_longer_than_the_limit(text: str) -> None:
+    message = _only_message("tool-call-event", "error_message", (("error_message",), text))
+    assert message.endswith(" is longer than 500 characters")
+
+
+@REASON
+def test_a_long_member_name_is_shortened_and_the_reason_kept() -> None:
+    (problem,) = errors(validate(variant("tool-call-event", (("y" * 1_000,), 1))))
+    assert len(problem.message) <= MAX_MESSAGE_LENGTH
+    assert problem.message.startswith("Additional properties are not allowed ('yyyy")
+    assert problem.message.endswith(" was unexpected)")
+
+
+@REASON
+def test_a_message_of_long_words_alone_keeps_both_ends() -> None:
+    """The last resorts: a quoted value too short to make room leaves it to the longest word;
+    with no word long enough either, the middle goes, and the start and the end of what was
+    said stay."""
+    words = " ".join(f"w{i:03d}" for i in range(100))
+    cut = _within_length(words, "absent", 50)
+    assert len(cut) == 50
+    assert cut.startswith("w000 w001")
+    assert cut.endswith("w098 w099")
+    assert _within_length("short", "x", 50) == "short"
+    # a quoted value too short to make room: the longest word is shortened instead
+    long_word = "1 is not one of: " + "z" * 80
+    assert _within_length(long_word, "1", 50) == "1 is not one of: " + "z" * 32 + "…"
 
 
 def test_problems_are_values() -> None:

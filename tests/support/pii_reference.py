@@ -8,7 +8,12 @@ everything the change left alone (the tokens, the IPv6 and e-mail helpers, Luhn,
 the phone checks) is imported from the package, so a fix to those lands once. One fix since that
 commit lives in a shared helper: a ``00`` number that another digit group follows is not a phone
 number (``_international_phone``), so a dotted card that starts with ``00`` is seen whole by the
-card pass instead of leaking its last group.
+card pass instead of leaking its last group. Issue 22's looser forms changed both readings alike:
+the patterns here take the same groupings (``_GROUPING``: a slash, `` - `` or `` / `` too), the
+card windows the same rule for loose separators (written out here window by window, where the
+fast code keeps running counts), and the shared helpers carry the rest (local parts in
+``_local_start`` and ``_after_opening_quote``, the date rule in ``_national_phone``, the
+closing parenthesis in ``_international_phone``).
 
 Never imported by shipped code; ``tests/analytics/test_analytics_pii_reference.py`` compares the
 two on generated text.
@@ -23,6 +28,7 @@ from collections.abc import Callable, Iterable
 from toolcall_spec.analytics.pii import (  # unchanged by the faster code: shared
     _CARD_SEPARATORS,
     _DIGITS,
+    _GROUPING,
     _IBAN,
     _IPV4,
     _LETTER_LABEL,
@@ -36,6 +42,7 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     SECRET_TOKEN,
     SSN_TOKEN,
     Span,
+    _after_opening_quote,
     _iban_end,
     _international_phone,
     _local_start,
@@ -108,7 +115,7 @@ def _email_spans(text: str) -> list[Span]:
     spans: list[Span] = []
     at = text.find("@")
     while at >= 0:
-        start = _local_start(text, at)
+        start = _after_opening_quote(text, _local_start(text, at), at)
         local = text[start:at]
         quote = len(local) - len(local.lstrip("'"))  # a quote around the address stays
         if len(local) > quote:
@@ -167,16 +174,20 @@ def _redact_ipv4(text: str) -> str:
 # "+" or "00" and 8 to 15 digits (E.164), single separators and parentheses allowed between; not
 # a later group of a longer grouped number (``DE00 3704 0044 ...``).
 _INTL_PHONE = re.compile(
-    r"(?<![0-9+])(?:\+|(?<![0-9][-. ])00)[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])", re.ASCII
+    rf"(?<![0-9+])(?:\+|(?<![0-9][-./ ])(?<![0-9] [-/] )00)[1-9](?:{_GROUPING}?\(?[0-9]\)?){{7,14}}"
+    r"(?![0-9])",
+    re.ASCII,
 )
 # A national number: trunk "0" (optionally in parentheses with its area code), then groups.
 _NATIONAL_PHONE = re.compile(
-    r"(?<![0-9])(?<![0-9][-. ])(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    r"(?<![0-9])(?<![0-9][-./ ])(?<![0-9] [-/] )(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})"
+    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9])",
     re.ASCII,
 )
 _NANP_PHONE = re.compile(
-    r"(?<![0-9])(?:\+?1[-. ]?)?"
-    r"(?P<local>(?:\([0-9]{3}\) ?|[0-9]{3})[-. ]?[0-9]{3}[-. ]?[0-9]{4})(?![0-9])",
+    rf"(?<![0-9])(?:\+?1{_GROUPING}?)?"
+    rf"(?P<local>(?:\([0-9]{{3}}\) ?|[0-9]{{3}}){_GROUPING}?[0-9]{{3}}{_GROUPING}?[0-9]{{4}})"
+    r"(?![0-9])",
     re.ASCII,
 )
 
@@ -192,7 +203,9 @@ def _redact_north_american_phones(text: str) -> str:
 
 # --- card numbers -------------------------------------------------------------------------------
 
-_DIGIT_CHAIN = re.compile(rf"[0-9](?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*")
+_DIGIT_CHAIN = re.compile(
+    rf"[0-9](?:[{_CARD_SEPARATORS}]{{0,2}}[0-9]|(?<=[0-9]{{3}})(?: [-/] |/)[0-9])*"
+)
 _NON_DIGITS = re.compile(r"[^0-9]+")
 _CARD_MIN, _CARD_MAX = 13, 19
 
@@ -215,7 +228,7 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
     digits = _NON_DIGITS.sub("", text).encode("ascii")
     if len(digits) < _CARD_MIN:
         return
-    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
+    if len(digits) <= _CARD_MAX and _luhn_valid(digits) and _grouped_as_a_card(text):
         # The whole chain is one card: every other window lies inside it and would merge into it.
         yield chain.span()
         return
@@ -228,7 +241,7 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
         places.append(group.start())
         count += group.end() - group.start()
     starts.append(count)
-    places.append(len(text) + 1)  # so places[k + 1] - 1 is where group k ends
+    places.append(len(text))
     for first in range(len(starts) - 1):
         a = starts[first]
         low = bisect_left(starts, a + _CARD_MIN, first + 1)
@@ -236,9 +249,21 @@ def _cards_in_chain(chain: re.Match[str]) -> Iterable[Span]:
         for last in range(high - 1, low - 1, -1):
             b = starts[last]
             total = sums[b % 2]
-            if (total[b] - total[a] - 48 * (b - a)) % 10 == 0:
-                yield (chain.start() + places[first], chain.start() + places[last] - 1)
+            end = places[last - 1] + b - starts[last - 1]  # where group last - 1 ends
+            if (total[b] - total[a] - 48 * (b - a)) % 10 == 0 and _grouped_as_a_card(
+                text[places[first] : end]
+            ):
+                yield (chain.start() + places[first], chain.start() + end)
                 break
+
+
+def _grouped_as_a_card(window: str) -> bool:
+    """Split by a slash, or by a dash or slash with a space on each side, every group but the
+    last has three digits or more (issue 22: a date's groups are shorter)."""
+    groups = _DIGITS.findall(window)
+    separators = _NON_DIGITS.findall(window)
+    loose = any("/" in separator or len(separator) == 3 for separator in separators)
+    return not loose or all(len(group) >= 3 for group in groups[:-1])
 
 
 def _redact_cards(text: str) -> str:
@@ -250,7 +275,7 @@ def _redact_cards(text: str) -> str:
 # A digit first (the lookbehind after it reads the character before the match), so the engine
 # skips every position without a digit.
 _SSN_DASHED = re.compile(
-    r"[0-9](?<![0-9.][0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII
+    r"[0-9](?<![0-9.][0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII
 )
 _SSN_PLAIN = re.compile(r"[0-9](?<![0-9][0-9])[0-9]{2}( ?)[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
 
@@ -262,7 +287,7 @@ def _plain_ssn(match: re.Match[str]) -> str:
 
 # What both forms share (3, 2 and 4 digits, a separator or none between): one search that tells
 # most windows (dates, times, versions) hold no SSN before the two passes run.
-_SSN_SHAPE = re.compile(r"[0-9]{3}[-. ]?[0-9]{2}[-. ]?[0-9]{4}", re.ASCII)
+_SSN_SHAPE = re.compile(rf"[0-9]{{3}}{_GROUPING}?[0-9]{{2}}{_GROUPING}?[0-9]{{4}}", re.ASCII)
 
 
 def _redact_ssns(text: str) -> str:

@@ -15,9 +15,10 @@ one) is repaired, accepted, and named in ``warnings`` by its ``index`` as sent
 (``repair_event``): over-long free text is cut to its limit (an ``error_message`` is
 PII-stripped and clamped to 500 characters, as the SDK side does), unknown members are dropped,
 an error without a category becomes ``unknown``, and a success keeps its status and loses its
-error members. Identifiers (``trace_id``, ``session_id``, ``event_name``, ``user_id``,
-``subject_id``) are never cut, since a cut id could merge two; over-long, they reject the event,
-as in Yavio's ingest.
+error members. An event with error members but no ``status`` is not repaired: nothing says
+whether it failed, so it is rejected, as the schema and Yavio's ingest reject it. Identifiers
+(``trace_id``, ``session_id``, ``event_name``, ``user_id``, ``subject_id``) are never cut,
+since a cut id could merge two; over-long, they reject the event, as in Yavio's ingest.
 
 ``errors`` names each rejected event by its ``index`` in the batch as sent, with its issues as
 ``path: message``. A repeated ``event_id`` (compared case-insensitively, as UUIDs are) rejects the
@@ -116,7 +117,7 @@ def repair_event(event: Any) -> tuple[Any, list[str]]:
     if status == "error" and "error_category" not in repaired:
         repaired["error_category"] = "unknown"
         changes.append("error_category: missing on an error event; set to unknown")
-    elif status != "error":
+    elif status == "success":  # no status says nothing: error members without one reject
         for key in ("error_category", "error_message"):
             if key in repaired:
                 del repaired[key]

@@ -6,15 +6,15 @@ the one before (a token holds no digit and no ``@``, so a later pass never match
 1. secrets: JWTs, cloud access key ids (``AKIA...``), ``sk-``/``ghp_``-style API keys, the
    credentials after ``Bearer``/``Basic`` -> ``[SECRET_REDACTED]``; ``user:pass@`` in a URL ->
    ``[SECRET_REDACTED]@``
-2. e-mail addresses (apostrophes, quoted local parts and IP-literal domains too) ->
-   ``[EMAIL_REDACTED]``
+2. e-mail addresses (every character RFC 5322 allows in a local part but ``/``, quoted local
+   parts, IP-literal and ``xn--`` domains too) -> ``[EMAIL_REDACTED]``
 3. IPv6 addresses -> ``[IP_REDACTED]``
 4. IBANs (any case, spaces or dashes) whose mod-97 checksum holds -> ``[IBAN_REDACTED]``
 5. international phone numbers (``+`` or ``00`` and 8 to 15 digits) -> ``[PHONE_REDACTED]``
 6. IPv4 addresses (zero-padded octets too) -> ``[IP_REDACTED]``
-7. Luhn-valid card numbers, 13 to 19 digits, split by spaces, NBSPs, dashes or dots ->
-   ``[CC_REDACTED]``
-8. US SSNs and ITINs (dashes, dots, spaces or none) -> ``[SSN_REDACTED]``
+7. Luhn-valid card numbers, 13 to 19 digits, split by spaces, NBSPs, dashes or dots, or by
+   ``/``, `` - `` or `` / `` after groups of three digits or more -> ``[CC_REDACTED]``
+8. US SSNs and ITINs (dashes, dots, slashes, spaces or none) -> ``[SSN_REDACTED]``
 9. North American phone numbers, bare 10-digit runs included (as Yavio's ``stripPii``), and
    national-format numbers with a trunk ``0`` -> ``[PHONE_REDACTED]``
 
@@ -31,7 +31,9 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
 
 - A card is 13 to 19 digits, optionally split by single spaces or dashes, that passes the Luhn
   check. It must start and end at a digit-group boundary: a card glued to more digits
-  (``41111111111111112``) is a different number and stays.
+  (``41111111111111112``) is a different number and stays. Split by ``/``, `` - `` or `` / ``,
+  every group but its last has three digits or more (``4111 / 1111 / 1111 / 1111``): a date's
+  groups are shorter, so a range of dates (``2026-11-30 - 2026-12-01``) is no card.
 - An SSN is ``AAA-GG-SSSS`` (always redacted, as upstream does), or ``AAA GG SSSS`` or nine bare
   digits bounded by non-digits that also form a plausible SSN (area not 000, 666 or 900-999,
   group not 00, serial not 0000) or ITIN (area 9xx, group 50-65, 70-88, 90-92 or 94-99). So a
@@ -40,8 +42,14 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
 - A phone number is a ``+``/``00`` international number (a ``00`` one not followed by another
   digit group: that is a longer grouped number), a North American 3-3-4 number (a bare
   10-digit run too: Yavio redacts it, and privacy wins over keeping a timestamp readable), or a
-  national number: a trunk ``0``, 10 or 11 digits in groups split by spaces, dashes, dots or
-  parentheses (``020 7946 0958``, ``06 12 34 56 78``, ``(030) 1234 5678``).
+  national number: a trunk ``0``, 10 or 11 digits in groups (``07096 311647``,
+  ``020 7946 0958``, ``06 12 34 56 78``, ``030/1234567``, ``(030) 1234 5678``) that does not
+  start with a date (``05/12/2026 18:30``). The groups of every phone number are split by a
+  space, dash, dot or slash, or by `` - `` or `` / ``.
+- An e-mail local part holds letters, digits and RFC 5322's other characters (``&``, ``{``,
+  ``'``, ``+``, ``=``, ...) but ``/`` (a path or URL before the address); an apostrophe after
+  anything but a letter or digit quotes the address and stays (``value='max@...'``). So a key
+  written right before an address (``to=bob@example.com``) goes with it.
 - An IPv4 address is four dotted octets 0-255 not glued to more dotted digits (``1.2.3.4.5`` is a
   version string). An IPv6 address is a token (not glued to a word) the standard library parses
   as one and that has a decimal digit, a group of four hex digits or all eight groups (so
@@ -50,7 +58,9 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
 Linear time: every regular expression here is either a single character class run, a run whose
 only repetition cannot fail after it matched (so the engine never backtracks into it), or a
 pattern of bounded length; all further work (Luhn, mod-97, IPv6 parsing) is bounded per start
-position. benchmarks/bench_pii.py measures 128, 256 and 512 KB adversarial inputs.
+position, and a local part's apostrophes are read within its run. benchmarks/bench_pii.py
+measures 128, 256 and 512 KB adversarial inputs; tests/analytics/test_analytics_pii.py checks
+the growth from 100 to 300 KB on inputs made of the looser forms.
 """
 
 from __future__ import annotations
@@ -144,7 +154,7 @@ _WORD_LOOKAHEAD = 512  # longer than any address or number a pass recognises
 _TRAILING_WORD = re.compile(r"\S+\Z")
 _LEADING_WORD = re.compile(r"\S+")
 _MAY_BE_PII = re.compile(r"[0-9\"'@:]|eyJ|[spr]k[-_]|gh[pousr]_|AKIA|ASIA")
-_MAY_SPAN_A_SPACE = re.compile(r"[0-9\"]|^(?:[Bb]earer|[Bb]asic|BEARER|BASIC)$")
+_MAY_SPAN_A_SPACE = re.compile(r"[0-9\"]|^(?:[Bb]earer|[Bb]asic|BEARER|BASIC|[-/])$")
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -246,9 +256,12 @@ def _email_spans(text: str) -> list[Span]:
     """Every address, found from its ``@`` (so text without one costs nothing more): the run of
     local-part characters before it, the domain after it."""
     spans: list[Span] = []
+    quoted = "'" in text  # most text has no apostrophe: its local parts need no second look
     at = text.find("@")
     while at >= 0:
         start = _local_start(text, at)
+        if quoted:
+            start = _after_opening_quote(text, start, at)
         local = text[start:at]
         quote = len(local) - len(local.lstrip("'"))  # a quote around the address stays
         if len(local) > quote:
@@ -259,7 +272,11 @@ def _email_spans(text: str) -> list[Span]:
     return spans
 
 
-_LOCAL_RUN = re.compile(r"[\w.%+\-']*")
+# What a local part is made of: letters, digits and every other character RFC 5322 allows
+# unquoted (``&``, ``{``, ``}``, ``'``, ``+``, ``=``, ...) but ``/``, which reads as a path or a
+# URL before the address (``https://bob@...``).
+_LOCAL_CHARACTERS = r"\w.!#$%&'*+\-=?^`{|}~"
+_LOCAL_RUN = re.compile(rf"[{_LOCAL_CHARACTERS}]*")
 _LOOK_BACK = 256
 
 
@@ -278,9 +295,21 @@ def _local_start(text: str, at: int) -> int:
     return start
 
 
+def _after_opening_quote(text: str, start: int, at: int) -> int:
+    """Where the local part from ``start`` to ``at`` starts: after its last apostrophe that no
+    letter or digit precedes (it quotes the address: ``value='max@...'``), else at ``start``
+    (``o'brien``). Read within the run only, so every character is read once overall."""
+    quote = text.rfind("'", start, at)
+    while quote >= 0:
+        if quote == start or _WORD.match(text, quote - 1) is None:
+            return quote + 1
+        quote = text.rfind("'", start, quote)
+    return start
+
+
 # "quoted local part"@domain and local@[IP literal]: the two forms the run scan cannot see.
 _EMAIL_SPECIAL = re.compile(
-    r'(?:"[^"\r\n]{1,64}"|[\w.%+\-\']{1,64})@'
+    rf'(?:"[^"\r\n]{{1,64}}"|[{_LOCAL_CHARACTERS}]{{1,64}})@'
     r"(?:\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]|[^\W_](?:[\w\-]{0,62}\.)+[^\W\d_]{2,24}(?![\w-]))"
 )
 
@@ -549,20 +578,32 @@ def _redact_ipv4(text: str) -> str:
 
 # --- phone numbers ------------------------------------------------------------------------------
 
+# How people split the groups of a number: one space, dash, dot or slash, or a dash or slash
+# with a space on each side (``020 - 7946 - 0958``, ``030 / 1234567``). Every form has a fixed
+# length, so the patterns built with it keep a bounded length.
+_GROUPING = r"(?:[-./ ]| [-/] )"
+
+
+def _not_a_later_group(first: str) -> str:
+    """Lookbehinds, read at the character after ``first`` (a pattern's first character): the
+    match does not continue a digit group before it."""
+    return rf"(?<![0-9][-./ ]{first})(?<![0-9] [-/] {first})"
+
+
 # "+" or "00" and 8 to 15 digits (E.164), single separators and parentheses allowed between; not
 # a later group of a longer grouped number (``DE00 3704 0044 ...``). Its first character comes
 # first (the lookbehinds after it read what precedes), so the engine skips to a "+" or "0".
 _INTL_PHONE = re.compile(
-    r"[+0](?<![0-9+][+0])(?:(?<=\+)|(?<=0)(?<![0-9][-. ]0)0)"
-    r"[1-9](?:[-. ]?\(?[0-9]\)?){7,14}(?![0-9])",
+    rf"[+0](?<![0-9+][+0])(?:(?<=\+)|(?<=0){_not_a_later_group('0')}0)"
+    rf"[1-9](?:{_GROUPING}?\(?[0-9]\)?){{7,14}}(?![0-9])",
     re.ASCII,
 )
 # Each pattern below starts with a character class (the lookbehinds after it read what precedes
 # the match), so the engine skips to the characters a number can start with.
 # A national number: trunk "0" (optionally in parentheses with its area code), then groups.
 _NATIONAL_PHONE = re.compile(
-    r"[(0](?<![0-9][(0])(?<![0-9][-. ][(0])(?:(?<=\()0[0-9]{1,4}\)|(?<=0)[0-9]{1,4})"
-    r"(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9])",
+    rf"[(0](?<![0-9][(0]){_not_a_later_group('[(0]')}(?:(?<=\()0[0-9]{{1,4}}\)|(?<=0)[0-9]{{1,4}})"
+    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9])",
     re.ASCII,
 )
 # North American: "+1" or "1" first or not, then 3-3-4 digits (the area code in parentheses or
@@ -571,16 +612,25 @@ _NATIONAL_PHONE = re.compile(
 _NANP_AREA = r"(?:\([0-9]{3}\) ?|[0-9]{3})"
 _NANP_PHONE = re.compile(
     rf"[+(0-9](?<![0-9][+(0-9])"
-    rf"(?:(?<=\+)1[-. ]?{_NANP_AREA}|(?<=1)[-. ]?{_NANP_AREA}"  # "+1", "1" and the area code
+    rf"(?:(?<=\+)1{_GROUPING}?{_NANP_AREA}|(?<=1){_GROUPING}?{_NANP_AREA}"  # "+1", "1", area
     r"|(?<=\()[0-9]{3}\) ?|(?<=[0-9])[0-9]{2})"  # or the area code from its "(" or first digit
-    r"[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])",
+    rf"{_GROUPING}?[0-9]{{3}}{_GROUPING}?[0-9]{{4}}(?![0-9])",
     re.ASCII,
 )
 
 
 def _national_phone(match: re.Match[str]) -> str:
-    digits = sum(c.isdigit() for c in match.group())
-    return PHONE_TOKEN if 10 <= digits <= 11 else match.group()
+    """The token for 10 or 11 digits, but for a date and what follows it (``05/12/2026 18:30``,
+    ``01.12.2024 10 ...``): no national number starts with a day, a month and a year."""
+    chunk = match.group()
+    digits = sum(c.isdigit() for c in chunk)
+    if not 10 <= digits <= 11 or _DATE_FIRST.match(chunk) is not None:
+        return chunk
+    return PHONE_TOKEN
+
+
+# A day, a month and a year of four digits, split alike by a dash, dot or slash.
+_DATE_FIRST = re.compile(r"[0-3]?[0-9]([-./])[0-3]?[0-9]\1(?:1[89]|20)[0-9]{2}(?![0-9])")
 
 
 def _international_phone(match: re.Match[str]) -> str:
@@ -592,10 +642,12 @@ def _international_phone(match: re.Match[str]) -> str:
         chunk.isdigit() or _GROUP_AFTER.match(match.string, match.end()) is not None
     ):
         return chunk
+    if chunk.endswith(")") and chunk.count(")") > chunk.count("("):
+        return PHONE_TOKEN + ")"  # it closes the parenthesis the number was written in
     return PHONE_TOKEN
 
 
-_GROUP_AFTER = re.compile(r"[-. ][0-9]")
+_GROUP_AFTER = re.compile(rf"{_GROUPING}[0-9]")
 
 
 def _redact_international_phones(text: str) -> str:
@@ -605,8 +657,9 @@ def _redact_international_phones(text: str) -> str:
 # What either form holds (its local number, its trunk 0 and groups), from a digit: one search
 # that tells a window without either (a date, a time) before the two passes run.
 _NANP_OR_NATIONAL = re.compile(
-    r"[0-9](?:[0-9]{2}\)? ?[-. ]?[0-9]{3}[-. ]?[0-9]{4}(?![0-9])"
-    r"|(?<=(?<![0-9])(?<![0-9][-. ])0)[0-9]{1,4}\)?(?:[-. ]?[0-9]{2,4}){2,4}(?![0-9]))",
+    rf"[0-9](?:[0-9]{{2}}\)? ?{_GROUPING}?[0-9]{{3}}{_GROUPING}?[0-9]{{4}}(?![0-9])"
+    rf"|(?<=(?<![0-9]){_not_a_later_group('')}0)[0-9]{{1,4}}\)?"
+    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9]))",
     re.ASCII,
 )
 
@@ -623,15 +676,20 @@ def _redact_north_american_phones(text: str) -> str:
 # Digits split by at most two separators: space, NBSP (U+00A0, U+202F), figure space, dash, dot.
 _CARD_SEPARATORS = " \u00a0\u2007\u202f\\-."
 _CARD_MIN, _CARD_MAX = 13, 19
+# After a group of three digits or more, also a slash, or a dash or slash with a space on each
+# side (``4111 / 1111 / 1111 / 1111``); a date's groups are shorter, so ``2026-11-30 - 2026-12-01``
+# stays two numbers.
+_LOOSE_CARD_SEPARATOR = r"(?<=[0-9]{3})(?: [-/] |/)"
 # A chain of 13 characters or more: one with fewer cannot hold 13 digits. (Where the look ahead
 # fails at a chain's first digit, the match may start at a later one: a shorter tail of a chain
 # too short for a card, which the check below leaves as it is.)
 _DIGIT_CHAIN = re.compile(
-    rf"[0-9](?=[0-9{_CARD_SEPARATORS}]{{{_CARD_MIN - 1}}})(?:[{_CARD_SEPARATORS}]{{0,2}}[0-9])*"
+    rf"[0-9](?=[0-9/{_CARD_SEPARATORS}]{{{_CARD_MIN - 1}}})"
+    rf"(?:[{_CARD_SEPARATORS}]{{0,2}}[0-9]|{_LOOSE_CARD_SEPARATOR}[0-9])*"
 )
 # A chain holds only digits and separators: dropping every byte of the separators' UTF-8 forms
 # leaves its digits.
-_SEPARATOR_BYTES = bytes(sorted(set(_CARD_SEPARATORS.replace("\\", "").encode())))
+_SEPARATOR_BYTES = bytes(sorted(set((_CARD_SEPARATORS.replace("\\", "") + "/").encode())))
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, its digits summed
 
@@ -647,28 +705,23 @@ def _cards_in_chain(chain: re.Match[str]) -> str:
     digits = text.encode().translate(None, _SEPARATOR_BYTES)
     if len(digits) < _CARD_MIN:
         return text
-    if len(digits) <= _CARD_MAX and _luhn_valid(digits):
+    loose = "/" in text or " - " in text
+    if len(digits) <= _CARD_MAX and _luhn_valid(digits) and not loose:
         # The whole chain is one card: every other window lies inside it and would merge into it.
         return CARD_TOKEN
-    return _replace_spans(text, _card_windows(text, digits), CARD_TOKEN)
+    return _replace_spans(text, _card_windows(text, digits, loose), CARD_TOKEN)
 
 
-def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
-    """Per digit group of ``text``, the longest window from it that is a card, if any.
+def _card_windows(text: str, digits: bytes, loose: bool) -> Iterable[Span]:
+    """Per digit group of ``text``, the longest window from it that is a card, if any (with
+    ``loose`` separators in ``text``, one grouped as a card may be: ``_grouped_as_a_card``).
 
     Luhn doubles every second digit counted from the right end. For a window ending before digit
     ``b`` those are the digits at offsets of the same parity as ``b``; so two prefix sums, one per
     parity, answer each window in constant time."""
     sums = (_prefix_sums(digits, 0), _prefix_sums(digits, 1))
-    starts: list[int] = []  # per group: digit offset where it starts, and where it is in the text
-    places: list[int] = []
-    count = 0
-    for group in _DIGITS.finditer(text):
-        starts.append(count)
-        places.append(group.start())
-        count += group.end() - group.start()
-    starts.append(count)
-    places.append(len(text) + 1)  # so places[k + 1] - 1 is where group k ends
+    starts, places = _digit_groups(text)
+    grouping = _loose_and_short_groups(text, starts, places) if loose else None
     for first in range(len(starts) - 1):
         a = starts[first]
         low = bisect_left(starts, a + _CARD_MIN, first + 1)
@@ -676,9 +729,49 @@ def _card_windows(text: str, digits: bytes) -> Iterable[Span]:
         for last in range(high - 1, low - 1, -1):
             b = starts[last]
             total = sums[b % 2]
-            if (total[b] - total[a] - 48 * (b - a)) % 10 == 0:
-                yield (places[first], places[last] - 1)
+            if (total[b] - total[a] - 48 * (b - a)) % 10 == 0 and (
+                grouping is None or _grouped_as_a_card(*grouping, first, last)
+            ):
+                yield (places[first], places[last - 1] + b - starts[last - 1])
                 break
+
+
+def _digit_groups(chain: str) -> tuple[list[int], list[int]]:
+    """Per digit group of a chain, and once more for the chain's end: the digit offset where the
+    group starts, and where it starts in the text."""
+    starts: list[int] = []
+    places: list[int] = []
+    count = 0
+    for group in _DIGITS.finditer(chain):
+        starts.append(count)
+        places.append(group.start())
+        count += group.end() - group.start()
+    starts.append(count)
+    places.append(len(chain))
+    return starts, places
+
+
+def _loose_and_short_groups(
+    chain: str, starts: list[int], places: list[int]
+) -> tuple[list[int], list[int]]:
+    """Per digit group of a chain (as ``_digit_groups`` gives them, the chain's end last), two
+    running counts: the loose separators before it (a slash, or a dash or slash with a space on
+    each side), and the groups of fewer than three digits before it."""
+    loose = [0]
+    short = [0]
+    for k in range(1, len(places)):
+        size = starts[k] - starts[k - 1]  # a group is all digits: its size in the text too
+        separator = chain[places[k - 1] + size : places[k]]
+        loose.append(loose[-1] + ("/" in separator or len(separator) == 3))
+        short.append(short[-1] + (size < 3))
+    return loose, short
+
+
+def _grouped_as_a_card(loose: list[int], short: list[int], first: int, last: int) -> bool:
+    """Whether groups ``first`` to ``last - 1`` are grouped as a card may be: split by loose
+    separators, every group but the last has three digits or more (``4111 / 1111 / 1111 /
+    1111``); a date's groups are shorter (``05.05.1984 - 1991-11-17`` is no card)."""
+    return loose[last - 1] == loose[first] or short[last - 1] == short[first]
 
 
 def _luhn_valid(digits: bytes) -> bool:
@@ -702,7 +795,7 @@ def _prefix_sums(digits: bytes, parity: int) -> list[int]:
 # pass for each would. A digit first (the lookbehind after it reads the character before the
 # match), so the engine skips every position without a digit.
 _SSN = re.compile(
-    r"[0-9](?<![0-9][0-9])(?:(?<!\.[0-9])[0-9]{2}([-.])[0-9]{2}\1[0-9]{4}"
+    r"[0-9](?<![0-9][0-9])(?:(?<!\.[0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}"
     r"|[0-9]{2}( ?)[0-9]{2}\2[0-9]{4})(?![0-9])",
     re.ASCII,
 )
@@ -792,7 +885,7 @@ def _windows(text: str) -> tuple[list[list[int]], list[int]]:
         digits = end - start
         if digits >= _SHORTEST_NUMERIC_PII:
             group = chain.group()
-            digits -= group.count(" ") + group.count("-") + group.count(".")
+            digits -= group.count(" ") + group.count("-") + group.count(".") + group.count("/")
         start = start - _WINDOW_BEFORE if start > _WINDOW_BEFORE else 0
         if start <= last[1]:
             last[1] = end + _WINDOW_AFTER

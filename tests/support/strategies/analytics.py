@@ -140,6 +140,10 @@ DEFECTS: dict[str, Any] = {
     "negative latency": lambda e: {**e, "latency_ms": -1},
     "trace_id over 128": lambda e: {**e, "trace_id": "t" * 129},
     "not an object": lambda e: [e],
+    "error members without a status": lambda e: {
+        **{k: v for k, v in e.items() if k != "status"},
+        "error_category": "tool_error",
+    },
 }
 
 # Each of these makes a valid event schema-invalid the way an older SDK does; ingest repairs it,

@@ -8,7 +8,9 @@ mod-97 check digits, SSA area/group/serial rules), never by asking the code unde
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import string
+from datetime import date
 
 from hypothesis import strategies as st
 
@@ -275,6 +277,106 @@ def covered_pii() -> st.SearchStrategy[str]:
     )
 
 
+# --- national and looser forms (issue 22) --------------------------------------------------------
+
+# How people group the digits of a number: one character, or a dash or slash with a space on
+# each side.
+GROUPINGS = (" ", "-", ".", "/", " - ", " / ")
+_GROUPING = st.sampled_from(GROUPINGS)
+_LOOSE_GROUPING = st.sampled_from(["/", " - ", " / "])
+
+
+def _digits(count: int) -> st.SearchStrategy[str]:
+    return st.text(string.digits, min_size=count, max_size=count)
+
+
+@st.composite
+def national_phones(draw: st.DrawFn) -> str:
+    """National numbers with their trunk 0 as each country writes them: UK mobiles
+    (``07096 311647``) and geographic numbers (``020 7946 0958``, ``0161 496 0123``,
+    ``01632 960123``), French (``06 12 34 56 78``) and German ones (``030 1234567``,
+    ``0221 1234567``, ``(089) 12345678``), 10 or 11 digits, grouped by any grouping."""
+    separator = draw(_GROUPING)
+    country = draw(st.sampled_from(["uk-mobile", "uk-london", "uk-city", "uk-town", "fr", "de"]))
+    if country == "uk-mobile":
+        groups = ["07" + draw(_digits(3)), draw(_digits(6))]
+    elif country == "uk-london":
+        groups = ["020", draw(_digits(4)), draw(_digits(4))]
+    elif country == "uk-city":
+        groups = ["01" + draw(_digits(1)) + "1", draw(_digits(3)), draw(_digits(4))]
+    elif country == "uk-town":
+        groups = ["01" + draw(_digits(3)), draw(_digits(6))]
+    elif country == "fr":
+        groups = ["0" + str(draw(st.integers(1, 9))), *(draw(_digits(2)) for _ in range(4))]
+    else:
+        area = str(draw(st.integers(2, 9))) + draw(_digits(draw(st.integers(1, 3))))
+        subscriber = draw(_digits(draw(st.integers(9, 10)) - len(area)))
+        if draw(st.booleans()):
+            return f"(0{area}) {subscriber}"
+        groups = ["0" + area, subscriber]
+    return separator.join(groups)
+
+
+@st.composite
+def international_phones(draw: st.DrawFn) -> str:
+    """``00`` or ``+``, a country code and 8 to 15 digits in all, grouped by any grouping
+    (``0044 20 7974 7542``, ``+44/20/7974/7542``, ``0049 - 30 - 1234567``)."""
+    prefix = draw(st.sampled_from(["00", "+"]))
+    country = str(draw(st.integers(1, 999)))
+    rest = draw(_digits(draw(st.integers(8, 15)) - len(country)))
+    separator = draw(_GROUPING)
+    cuts = sorted(draw(st.sets(st.integers(1, len(rest) - 1), min_size=1, max_size=3)))
+    groups = [rest[a:b] for a, b in itertools.pairwise([0, *cuts, len(rest)])]
+    return prefix + country + separator + separator.join(groups)
+
+
+@st.composite
+def loosely_grouped_numbers(draw: st.DrawFn) -> str:
+    """Cards in groups of four and North American numbers in 3-3-4 split by ``/``, `` - `` or
+    `` / `` (``4111 / 1111 / 1111 / 1111``, ``555 - 123 - 4567``)."""
+    separator = draw(_LOOSE_GROUPING)
+    if draw(st.booleans()):
+        length = draw(st.integers(13, 19))
+        payload = draw(_digits(length - 1))
+        digits = payload + luhn_check_digit(payload)
+        return separator.join(digits[i : i + 4] for i in range(0, len(digits), 4))
+    area, exchange, line = draw(_digits(3)), draw(_digits(3)), draw(_digits(4))
+    if draw(st.booleans()):
+        return f"({area}) {exchange}{separator}{line}"
+    return separator.join([area, exchange, line])
+
+
+# RFC 5322 atext besides letters and digits; "/" is left out (see ``rfc5322_emails``).
+EMAIL_SPECIALS = "!#$%&'*+-=?^_`{|}~"
+
+
+@st.composite
+def rfc5322_emails(draw: st.DrawFn) -> str:
+    """Addresses whose local part holds RFC 5322 specials (``&``, ``{``, ``}``, ``'``, ``+``,
+    ``=``, ...) anywhere, dots between, and internationalized domains written in ASCII
+    (``xn--`` labels, as a punycode TLD too). An apostrophe follows a letter or digit, as in a
+    name: after anything else it reads as a quote around the address."""
+    words = st.text(string.ascii_letters + string.digits, min_size=1, max_size=8)
+    specials = st.text(EMAIL_SPECIALS.replace("'", ""), min_size=1, max_size=3)
+    parts = draw(st.lists(st.one_of(words, specials, st.just("'")), min_size=1, max_size=5))
+    local = "".join(
+        "'" if part == "'" and index and parts[index - 1][-1:].isalnum() else part.strip("'")
+        for index, part in enumerate(parts)
+    ).strip(".") or draw(words)
+    label = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,8}[a-z0-9])?", fullmatch=True)
+    punycode = st.from_regex(r"xn--[a-z0-9]{1,8}(-[a-z0-9]{1,6})?", fullmatch=True)
+    labels = draw(st.lists(label | punycode, min_size=1, max_size=3))
+    tld = draw(st.text(string.ascii_lowercase, min_size=2, max_size=6) | punycode)
+    return f"{local}@{'.'.join(labels)}.{tld}"
+
+
+def looser_pii() -> st.SearchStrategy[str]:
+    """Every form issue 22 names, one strategy."""
+    return st.one_of(
+        national_phones(), international_phones(), loosely_grouped_numbers(), rfc5322_emails()
+    )
+
+
 # --- digits that are not PII --------------------------------------------------------------------
 
 
@@ -307,13 +409,34 @@ def implausible_ssns(draw: st.DrawFn) -> str:
     return f"{area:03d}{group:02d}{serial:04d}"
 
 
+@st.composite
+def written_dates(draw: st.DrawFn) -> str:
+    """Dates as people write them: year, month and day in any usual order, split alike by
+    dashes, dots or slashes; alone, with a time after them, or two as a range (`` - ``)."""
+
+    def one() -> str:
+        day = draw(st.dates(date(1900, 1, 1), date(2099, 12, 31)))
+        separator = draw(st.sampled_from("-./"))
+        order = draw(st.sampled_from(["%Y{0}%m{0}%d", "%d{0}%m{0}%Y", "%m{0}%d{0}%Y"]))
+        return day.strftime(order.format(separator))
+
+    shape = draw(st.sampled_from(["date", "date and time", "range"]))
+    if shape == "date":
+        return one()
+    if shape == "date and time":
+        return f"{one()} {draw(st.times()).strftime('%H:%M')}"
+    return f"{one()} - {one()}"
+
+
 def non_pii_numbers() -> st.SearchStrategy[str]:
-    """Numbers an error message holds that are not PII: years, dates, times, versions, prices,
+    """Numbers an error message holds that are not PII: years, dates (written out, with a time,
+    as a range), times, versions, prices,
     short and very long ids (never 10 digits: a bare 10-digit run is a phone number), non-Luhn
     card-length numbers, implausible SSNs."""
     return st.one_of(
         st.integers(1900, 2099).map(str),
         st.dates().map(lambda d: d.isoformat()),
+        written_dates(),
         st.times().map(lambda t: t.strftime("%H:%M:%S")),
         st.lists(st.integers(0, 99), min_size=2, max_size=3).map(
             lambda parts: "v" + ".".join(map(str, parts))
