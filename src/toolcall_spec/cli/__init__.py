@@ -49,6 +49,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "record_cmd",
         "record an MCP server's tool calls into a suite (a transparent stdio or HTTP proxy)",
     ),
+    "serve-fixtures": (
+        "serve_fixtures_cmd",
+        "serve a suite task's fixtures as an MCP server (stdio or streamable HTTP)",
+    ),
     "new": ("new_cmd", "start a document from a template (a suite)"),
     "completion": ("completion_cmd", "print the shell completion script for bash, zsh or fish"),
 }
@@ -72,6 +76,7 @@ EXIT_1: dict[str, str] = {
     "load": "some lines were rejected (each is reported on stderr)",
     "serve-ingest": "(not used)",
     "record": "the MCP server ended the session before the client did",
+    "serve-fixtures": "the suite is invalid (each problem is printed on stderr)",
     "new": "(not used)",
     "completion": "(not used)",
 }

@@ -5,6 +5,10 @@ RUNLOG is JSONL (one run event per line; ``.jsonl``/``.ndjson``), a JSON array o
 output of ``toolcall-spec replay`` (an object with ``events``); ``-`` reads standard input. Exit 0
 with the suite (warnings on stderr), 1 when the log has problems (each on stderr as
 ``RUNLOG: path: message``), 2 when the file cannot be read.
+
+``--from mcp-recorder|agent-vcr|cassette`` reads a cassette of another MCP recorder instead (one
+JSON document; ``cassette`` recognizes the format): each recorded ``tools/call`` becomes an entry,
+failures kept (``toolcall_spec.mcp.cassettes``).
 """
 
 from __future__ import annotations
@@ -29,13 +33,30 @@ def register(subparsers: Any) -> str:
     parser.add_argument(
         "runlog", metavar="RUNLOG", help="the event log (JSONL or JSON); - for stdin"
     )
+    parser.add_argument(
+        "--from",
+        dest="source_format",
+        choices=("log", "cassette", *CASSETTE_FORMATS),
+        default="log",
+        help="what RUNLOG is: an OpenWOP event log (log, the default), or a cassette of "
+        "mcp-recorder or agent-vcr (cassette: recognize which)",
+    )
+    parser.add_argument(
+        "--suite-id", metavar="ID", help="the suite id (default: recorded.evals.<RUNLOG's name>)"
+    )
     add_jsonl_option(parser)
     return "promote"
 
 
+CASSETTE_FORMATS = ("mcp-recorder", "agent-vcr")
+"""The cassette formats ``--from`` names (``toolcall_spec.mcp.cassettes.FORMATS``)."""
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.source_format != "log":
+        return _import_cassette(args)
     try:
-        promotion = _promote_source(args.runlog, jsonl=args.jsonl)
+        promotion = _promote_source(args.runlog, jsonl=args.jsonl, suite_id=args.suite_id)
     except DocumentError as exc:
         fail(f"{args.runlog}: {exc}")
         return 2
@@ -50,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _promote_source(source: str, *, jsonl: bool = False) -> Promotion:
+def _promote_source(source: str, *, jsonl: bool = False, suite_id: str | None = None) -> Promotion:
     from toolcall_spec.replay.promote import promote, promote_jsonl  # noqa: PLC0415
 
     raw = _read_all(source)
@@ -61,16 +82,16 @@ def _promote_source(source: str, *, jsonl: bool = False) -> Promotion:
     except UnicodeDecodeError:
         raise DocumentError("the log is not UTF-8 text (a binary file?)") from None
     if jsonl or is_jsonl_path(source):
-        return promote_jsonl(io.BytesIO(raw))
+        return promote_jsonl(io.BytesIO(raw), suite_id=suite_id)
     try:
         document = parse_json(raw)
     except DocumentError:
-        return promote_jsonl(io.BytesIO(raw))  # not one JSON text: read it as JSONL
+        return promote_jsonl(io.BytesIO(raw), suite_id=suite_id)  # not one JSON text: JSONL
     if isinstance(document, list):
-        return promote(document)
+        return promote(document, suite_id=suite_id)
     if isinstance(document, dict) and isinstance(document.get("events"), list):
-        return promote(document["events"], at=["events"])
-    return promote_jsonl(io.BytesIO(raw))  # a one-line JSONL log is one JSON object
+        return promote(document["events"], at=["events"], suite_id=suite_id)
+    return promote_jsonl(io.BytesIO(raw), suite_id=suite_id)  # a one-line JSONL log
 
 
 def _read_all(source: str) -> bytes:
@@ -80,3 +101,29 @@ def _read_all(source: str) -> bytes:
     if len(raw) > MAX_DOCUMENT_BYTES:
         raise DocumentError(f"log is over the limit of {MAX_DOCUMENT_BYTES:,} bytes; use JSONL")
     return raw
+
+
+def _import_cassette(args: argparse.Namespace) -> int:
+    from toolcall_spec.mcp.cassettes import import_cassette  # noqa: PLC0415
+    from toolcall_spec.replay.promote import recorded_suite_id  # noqa: PLC0415
+
+    try:
+        document = parse_json(_read_all(args.runlog))
+    except DocumentError as exc:
+        fail(f"{args.runlog}: {exc}")
+        return 2
+    except OSError as exc:
+        fail(f"{args.runlog}: cannot read: {exc.strerror or exc}")
+        return 2
+    label = "stdin" if args.runlog == "-" else Path(args.runlog).stem
+    result = import_cassette(
+        document,
+        fmt=None if args.source_format == "cassette" else args.source_format,
+        suite_id=args.suite_id or recorded_suite_id(label),
+    )
+    for problem in [*result.problems, *result.warnings]:
+        print(f"{args.runlog}: {problem}", file=sys.stderr)
+    if result.suite is None:
+        return 1
+    print_json(result.suite)
+    return 0

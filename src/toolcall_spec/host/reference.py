@@ -156,6 +156,30 @@ def failure(code: ErrorCode, content: list[Any] | None = None, **flags: Any) -> 
     return CallResult(True, content if content is not None else text, code.error_object(), **flags)
 
 
+def served_success(served: Served) -> CallResult:
+    """A success entry: the response, opaque, is the outcome (an ``isError`` key inside it
+    changes nothing: only the entry's own ``isError`` counts)."""
+    response = served.response
+    return CallResult(False, agent_content(response), outcome=response, entry_index=served.index)
+
+
+def served_failure(served: Served) -> CallResult:
+    """An ``isError: true`` entry (RFC 0245 §B): the agent gets a tool error with the recorded
+    payload as content; the log gets ``error`` with a fixed message, never the payload; no live
+    tool is called, whatever ``onMiss`` says; it is not a miss. Every server of fixtures answers
+    with it (this host, ``serve-fixtures``)."""
+    content = agent_content(served.response) if "response" in served.entry else None
+    return failure(TOOL_FAILED, content, entry_index=served.index)
+
+
+def live_result(result: Any) -> CallResult:
+    """A live tool's result (``CallToolResult``-shaped): a tool error, recorded as one, exactly
+    when its ``isError`` is ``true``; otherwise the outcome."""
+    if is_tool_error(result):
+        return failure(TOOL_FAILED, agent_content(result), live=True)
+    return CallResult(False, agent_content(result), outcome=result, live=True)
+
+
 @dataclasses.dataclass
 class TaskRun:
     """The state of one task while it runs."""
@@ -470,19 +494,12 @@ class ReferenceHost:
         return self.serve_success_entry(task, served)
 
     def serve_success_entry(self, task: TaskRun, served: Served) -> CallResult:
-        """A success entry: the response, opaque, is the outcome (an ``isError`` key inside it
-        changes nothing: only the entry's own ``isError`` counts)."""
-        response = served.response
-        return CallResult(
-            False, agent_content(response), outcome=response, entry_index=served.index
-        )
+        """A success entry (``served_success``)."""
+        return served_success(served)
 
     def serve_error_entry(self, task: TaskRun, served: Served) -> CallResult:
-        """An ``isError: true`` entry (RFC 0245 §B): the agent gets a tool error with the recorded
-        payload as content; the log gets ``error`` with a fixed message, never the payload; no
-        live tool is called, whatever ``onMiss`` says; it is not a miss."""
-        content = agent_content(served.response) if "response" in served.entry else None
-        return failure(TOOL_FAILED, content, entry_index=served.index)
+        """An ``isError: true`` entry (``served_failure``)."""
+        return served_failure(served)
 
     def answer_miss(self, task: TaskRun, tool: str, args: dict[str, Any]) -> CallResult:
         """A call no entry matched: the live tool under ``onMiss: live``, else a tool error."""
@@ -504,10 +521,7 @@ class ReferenceHost:
             result = default_live_answer(tool, args) if live_tool is None else live_tool(args)
         except Exception:  # any failure of user code is the tool's failure
             return failure(TOOL_RAISED, live=True)
-        result = copy.deepcopy(result)  # the tool may reuse or mutate what it returned
-        if is_tool_error(result):
-            return failure(TOOL_FAILED, agent_content(result), live=True)
-        return CallResult(False, agent_content(result), outcome=result, live=True)
+        return live_result(copy.deepcopy(result))  # the tool may reuse or mutate what it returned
 
     def tool_returned(
         self, call_id: str, tool: str, result: CallResult, duration_ms: int

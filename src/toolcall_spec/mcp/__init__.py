@@ -11,6 +11,10 @@ Modules, one concern each:
   ``tools/call`` as a fixture entry of a suite rewritten atomically as calls are answered.
 - ``.stdio_proxy``: ``StdioProxy``, the recording proxy over stdio (it launches the server).
 - ``.http_proxy``: ``RecordingProxy``, the recording proxy over streamable HTTP (an ASGI app).
+- ``.fixture_server``: ``FixtureReplay`` and ``build_server``, the MCP server of
+  ``toolcall-spec serve-fixtures``: a task's fixtures answering ``tools/call`` by the replay rules.
+- ``.cassettes``: ``import_cassette``, cassettes of other MCP recorders (mcp-recorder, agent-vcr)
+  into suites (``toolcall-spec promote --from``); plain JSON, no SDK needed.
 
 This package sits above ``analytics``, ``replay`` and ``host`` (it uses their rules) and beside
 ``http``; nothing below it imports it, so ``import toolcall_spec`` never loads the ``mcp`` SDK.

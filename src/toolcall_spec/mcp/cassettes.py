@@ -1,0 +1,197 @@
+"""Cassettes of other MCP recorders into suites (``toolcall-spec promote --from FORMAT``).
+
+A cassette is recorded MCP traffic: JSON-RPC requests paired with the responses the server sent.
+Each format is read into the same exchanges ``(where, request, response)``, and every
+``tools/call`` among them becomes a ``replay.promote.RecordedCall`` exactly as
+``toolcall-spec record`` makes one (``mcp.record``): a result is recorded as received, a failure
+exactly when its ``isError`` is the JSON boolean ``true``; a JSON-RPC error, or a request the
+cassette holds no response for, is a failure too, named in a warning. The suite is then built by
+``replay.promote.recorded_suite``, the one function every recorder uses.
+
+Formats read (each tested on a cassette the peer itself recorded, tests/mcp_boundary):
+
+- ``mcp-recorder`` (PyPI ``mcp-recorder`` 0.5): ``{"version": "1.x", "metadata": {...},
+  "interactions": [{"type": "jsonrpc_request", "request": {...}, "response": {...}}, ...]}``;
+- ``agent-vcr`` (PyPI ``agent-vcr`` 0.1): ``{"format_version": ..., "metadata": {...},
+  "session": {"initialize_request": ..., "interactions": [{"request": ..., "response": ...}]}}``.
+
+The recorded ``tools/list`` result, when the cassette has one, is kept in the task's input as
+``input.mcp.tools``, which ``serve-fixtures`` lists.
+
+This module reads JSON only; it needs neither the ``mcp`` SDK nor the peers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from toolcall_spec.json_paths import format_path
+from toolcall_spec.mcp.record import INITIALIZE, TOOLS_CALL, TOOLS_LIST
+from toolcall_spec.problems import Problem
+from toolcall_spec.replay.promote import RecordedCall, RecordedTask, recorded_suite
+
+__all__ = ["FORMATS", "CassetteImport", "detect_format", "import_cassette"]
+
+Place = list[str | int]
+Exchange = tuple[Place, Any, Any]
+"""Where a request sits in the cassette, the request, and the response recorded for it."""
+
+
+@dataclass(frozen=True, slots=True)
+class CassetteImport:
+    """The suite (``None`` when the document is not a cassette of the format), the problems
+    that prevented it, and warnings about calls recorded as failures without a result."""
+
+    suite: dict[str, Any] | None
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def _mcp_recorder(document: Mapping[str, Any]) -> Iterator[Exchange]:
+    interactions = document.get("interactions")
+    for i, interaction in enumerate(interactions if isinstance(interactions, list) else []):
+        if isinstance(interaction, Mapping) and interaction.get("type") == "jsonrpc_request":
+            where: Place = ["interactions", i, "request"]
+            yield where, interaction.get("request"), interaction.get("response")
+
+
+def _agent_vcr(document: Mapping[str, Any]) -> Iterator[Exchange]:
+    session = document.get("session")
+    if not isinstance(session, Mapping):
+        return
+    request, response = session.get("initialize_request"), session.get("initialize_response")
+    yield ["session", "initialize_request"], request, response
+    interactions = session.get("interactions")
+    for i, interaction in enumerate(interactions if isinstance(interactions, list) else []):
+        if isinstance(interaction, Mapping):
+            where: Place = ["session", "interactions", i, "request"]
+            yield where, interaction.get("request"), interaction.get("response")
+
+
+def _is_mcp_recorder(document: Mapping[str, Any]) -> bool:
+    version = document.get("version")
+    return (
+        isinstance(version, str)
+        and version.startswith("1.")
+        and isinstance(document.get("interactions"), list)
+    )
+
+
+def _is_agent_vcr(document: Mapping[str, Any]) -> bool:
+    session = document.get("session")
+    return (
+        "format_version" in document
+        and isinstance(session, Mapping)
+        and isinstance(session.get("interactions"), list)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Format:
+    recognizes: Callable[[Mapping[str, Any]], bool]
+    exchanges: Callable[[Mapping[str, Any]], Iterator[Exchange]]
+    shape: str
+
+
+FORMATS: Final[Mapping[str, _Format]] = {
+    "mcp-recorder": _Format(
+        _is_mcp_recorder, _mcp_recorder, 'an object with "version" 1.x and "interactions"'
+    ),
+    "agent-vcr": _Format(
+        _is_agent_vcr, _agent_vcr, 'an object with "format_version" and "session.interactions"'
+    ),
+}
+"""Each cassette format read, by the name ``--from`` takes."""
+
+
+def detect_format(document: Any) -> str | None:
+    """The format whose shape ``document`` has, or ``None``."""
+    if not isinstance(document, Mapping):
+        return None
+    return next((name for name, fmt in FORMATS.items() if fmt.recognizes(document)), None)
+
+
+def import_cassette(
+    document: Any, *, fmt: str | None = None, suite_id: str, label: str | None = None
+) -> CassetteImport:
+    """The suite reproducing a cassette's ``tools/call`` traffic: one task (the cassette's
+    session, named by ``label`` or the recorded client's name), one entry per call in order."""
+    name = fmt or detect_format(document)
+    if name is None:
+        shapes = "; ".join(f"{key}: {value.shape}" for key, value in FORMATS.items())
+        return CassetteImport(
+            None, [Problem(format_path([]), f"not a cassette of a known format ({shapes})")]
+        )
+    chosen = FORMATS.get(name)
+    if chosen is None:
+        return CassetteImport(None, [Problem(format_path([]), f"unknown cassette format {name!r}")])
+    if not isinstance(document, Mapping) or not chosen.recognizes(document):
+        return CassetteImport(
+            None, [Problem(format_path([]), f"not a cassette of {name}: expected {chosen.shape}")]
+        )
+    reading = _Reading()
+    for where, request, response in chosen.exchanges(document):
+        reading.exchange(where, request, response)
+    if reading.problems:
+        return CassetteImport(None, reading.problems, reading.warnings)
+    task = RecordedTask(label or reading.client or "session", reading.calls, reading.tools)
+    return CassetteImport(recorded_suite([task], suite_id=suite_id), [], reading.warnings)
+
+
+@dataclass
+class _Reading:
+    calls: list[RecordedCall] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    client: str | None = None
+    tools: list[Any] | None = None
+
+    def exchange(self, where: Place, request: Any, response: Any) -> None:
+        if not isinstance(request, Mapping):
+            return  # a lifecycle entry or a notification: no call
+        method = request.get("method")
+        if method == INITIALIZE:
+            self.client = _client_name(request.get("params")) or self.client
+        elif method == TOOLS_LIST:
+            result = response.get("result") if isinstance(response, Mapping) else None
+            tools = result.get("tools") if isinstance(result, Mapping) else None
+            if isinstance(tools, list):
+                self.tools = tools
+        elif method == TOOLS_CALL:
+            self._call(where, request.get("params"), response)
+
+    def _call(self, where: Place, params: Any, response: Any) -> None:
+        name = params.get("name") if isinstance(params, Mapping) else None
+        if not isinstance(name, str) or not name:
+            self.problems.append(
+                Problem(format_path([*where, "params", "name"]), "a tools/call names its tool")
+            )
+            return
+        # A call without arguments is a call with none, as `record` records it: {} (exact).
+        args = params.get("arguments") if isinstance(params, Mapping) else None
+        args = {} if args is None else args
+        if isinstance(response, Mapping) and isinstance(response.get("result"), Mapping):
+            self.calls.append(RecordedCall.answered(name, args, response["result"]))
+            return
+        if isinstance(response, Mapping) and "error" in response:
+            failure: dict[str, Any] = {"error": response["error"]}
+            reason = "answered with a JSON-RPC error"
+        else:
+            failure = {"unanswered": "the cassette holds no response to this call"}
+            reason = "the cassette holds no response"
+        self.warnings.append(
+            Problem(
+                format_path(where),
+                f"tools/call {name!r} recorded as a failure: {reason}",
+                severity="warning",
+            )
+        )
+        self.calls.append(RecordedCall.failed(name, args, failure))
+
+
+def _client_name(params: Any) -> str | None:
+    info = params.get("clientInfo") if isinstance(params, Mapping) else None
+    name = info.get("name") if isinstance(info, Mapping) else None
+    return name if isinstance(name, str) and name.strip() else None
