@@ -16,11 +16,14 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolcall_spec.cli.console import add_jsonl_option, fail, print_json
 from toolcall_spec.loading import MAX_DOCUMENT_BYTES, DocumentError, is_jsonl_path, parse_json
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from toolcall_spec.replay.promote import Promotion
@@ -55,13 +58,11 @@ CASSETTE_FORMATS = ("mcp-recorder", "agent-vcr")
 def run(args: argparse.Namespace) -> int:
     if args.source_format != "log":
         return _import_cassette(args)
-    try:
-        promotion = _promote_source(args.runlog, jsonl=args.jsonl, suite_id=args.suite_id)
-    except DocumentError as exc:
-        fail(f"{args.runlog}: {exc}")
-        return 2
-    except OSError as exc:
-        fail(f"{args.runlog}: cannot read: {exc.strerror or exc}")
+    promotion = _read_or_fail(
+        args.runlog,
+        lambda: _promote_source(args.runlog, jsonl=args.jsonl, suite_id=args.suite_id),
+    )
+    if promotion is None:
         return 2
     for problem in promotion.problems:
         print(f"{args.runlog}: {problem}", file=sys.stderr)
@@ -107,13 +108,8 @@ def _import_cassette(args: argparse.Namespace) -> int:
     from toolcall_spec.mcp.cassettes import import_cassette  # noqa: PLC0415
     from toolcall_spec.replay.promote import recorded_suite_id  # noqa: PLC0415
 
-    try:
-        document = parse_json(_read_all(args.runlog))
-    except DocumentError as exc:
-        fail(f"{args.runlog}: {exc}")
-        return 2
-    except OSError as exc:
-        fail(f"{args.runlog}: cannot read: {exc.strerror or exc}")
+    document = _read_or_fail(args.runlog, lambda: parse_json(_read_all(args.runlog)))
+    if document is None:
         return 2
     label = "stdin" if args.runlog == "-" else Path(args.runlog).stem
     result = import_cassette(
@@ -127,3 +123,15 @@ def _import_cassette(args: argparse.Namespace) -> int:
         return 1
     print_json(result.suite)
     return 0
+
+
+def _read_or_fail(source: str, read: Callable[[], T]) -> T | None:
+    """What ``read`` returns, or ``None`` after one line on stderr naming ``source`` and why it
+    could not be read."""
+    try:
+        return read()
+    except DocumentError as exc:
+        fail(f"{source}: {exc}")
+    except OSError as exc:
+        fail(f"{source}: cannot read: {exc.strerror or exc}")
+    return None
