@@ -20,7 +20,7 @@ from mcp.types import (
     PaginatedRequestParams,
     Tool,
 )
-from support.mcp_servers import Call, demo_server, ids, run_calls
+from support.mcp_servers import DEMO_CALLS, demo_server, ids, run_calls
 
 from toolcall_spec.analytics.classify import classify_result
 from toolcall_spec.analytics.ingest import ingest_batch
@@ -45,18 +45,7 @@ def summary(event: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-CALLS: list[Call] = [
-    ("add", {"a": 1, "b": 2}),
-    ("lookup_offer", {"reference": "A-17"}),
-    ("silent_failure", {}),
-    ("crash", {}),
-    ("async_crash", {}),
-    ("quota", {}),
-    ("no_such_tool", {"x": 1}),
-    ("add", {"a": "max@example.com"}),
-    ("dict_with_flag", {}),
-    ("bad_output", {}),
-]
+CALLS = DEMO_CALLS
 
 
 @ONE_EVENT

@@ -22,7 +22,7 @@ import mcp
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from support.mcp_servers import FRAMEWORKS, Call, framework_server
+from support.mcp_servers import DEMO_CALLS, FRAMEWORKS, Call, framework_server
 
 from toolcall_spec.analytics.ingest import ingest_batch
 from toolcall_spec.analytics.sinks import MemorySink
@@ -41,18 +41,7 @@ FRAMEWORK_COVERAGE = pytest.mark.requirement("toolcall-spec.requirement.analytic
 PROBE_SERVER = Path(__file__).resolve().parent.parent / "support" / "mcp_probe_server.py"
 TIMEOUT = 60
 
-PROBE: list[Call] = [
-    ("add", {"a": 1, "b": 2}),
-    ("lookup_offer", {"reference": "A-17"}),
-    ("silent_failure", {}),
-    ("crash", {}),
-    ("async_crash", {}),
-    ("quota", {}),
-    ("no_such_tool", {"x": 1}),
-    ("add", {"a": "max@example.com"}),
-    ("dict_with_flag", {}),
-    ("bad_output", {}),
-]
+PROBE = DEMO_CALLS
 
 UNKNOWN_TOOL = {
     "mcp": "Unknown tool: no_such_tool",  # MCPServer's text

@@ -24,6 +24,23 @@ class Offer(BaseModel):
     price: int
 
 
+DEMO_CALLS: list[Call] = [
+    ("add", {"a": 1, "b": 2}),
+    ("lookup_offer", {"reference": "A-17"}),
+    ("silent_failure", {}),
+    ("crash", {}),
+    ("async_crash", {}),
+    ("quota", {}),
+    ("no_such_tool", {"x": 1}),
+    ("add", {"a": "max@example.com"}),
+    ("dict_with_flag", {}),
+    ("bad_output", {}),
+]
+"""One call of each kind ``demo_server`` (and the FastMCP probe server) answers: a success, a
+tool error, a silent one, raised exceptions, an MCP error, an unknown tool, invalid arguments, a
+dict that only looks like an error, and an output that fails conversion."""
+
+
 def demo_server() -> MCPServer:
     server = MCPServer("demo")
 
