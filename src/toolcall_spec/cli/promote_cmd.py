@@ -6,9 +6,10 @@ output of ``toolcall-spec replay`` (an object with ``events``); ``-`` reads stan
 with the suite (warnings on stderr), 1 when the log has problems (each on stderr as
 ``RUNLOG: path: message``), 2 when the file cannot be read.
 
-``--from mcp-recorder|agent-vcr|cassette`` reads a cassette of another MCP recorder instead (one
-JSON document; ``cassette`` recognizes the format): each recorded ``tools/call`` becomes an entry,
-failures kept (``toolcall_spec.mcp.cassettes``).
+``--from mcp-recorder|agent-vcr|mcp-vcr|cassette`` reads a cassette of another MCP recorder
+instead (one JSON document, or JSON lines: mcp-vcr's NDJSON transcript; ``cassette`` recognizes
+the format): each recorded ``tools/call`` becomes an entry, failures kept
+(``toolcall_spec.mcp.cassettes``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolcall_spec.cli.console import add_jsonl_option, fail, print_json
-from toolcall_spec.loading import MAX_DOCUMENT_BYTES, DocumentError, is_jsonl_path, parse_json
+from toolcall_spec.loading import (
+    MAX_DOCUMENT_BYTES,
+    DocumentError,
+    is_jsonl_path,
+    parse_json,
+    parse_jsonl_line,
+)
 
 T = TypeVar("T")
 
@@ -42,7 +49,7 @@ def register(subparsers: Any) -> str:
         choices=("log", "cassette", *CASSETTE_FORMATS),
         default="log",
         help="what RUNLOG is: an OpenWOP event log (log, the default), or a cassette of "
-        "mcp-recorder or agent-vcr (cassette: recognize which)",
+        "mcp-recorder, agent-vcr or mcp-vcr (cassette: recognize which)",
     )
     parser.add_argument(
         "--suite-id", metavar="ID", help="the suite id (default: recorded.evals.<RUNLOG's name>)"
@@ -51,7 +58,7 @@ def register(subparsers: Any) -> str:
     return "promote"
 
 
-CASSETTE_FORMATS = ("mcp-recorder", "agent-vcr")
+CASSETTE_FORMATS = ("mcp-recorder", "agent-vcr", "mcp-vcr")
 """The cassette formats ``--from`` names (``toolcall_spec.mcp.cassettes.FORMATS``)."""
 
 
@@ -108,7 +115,10 @@ def _import_cassette(args: argparse.Namespace) -> int:
     from toolcall_spec.mcp.cassettes import import_cassette  # noqa: PLC0415
     from toolcall_spec.replay.promote import recorded_suite_id  # noqa: PLC0415
 
-    document = _read_or_fail(args.runlog, lambda: parse_json(_read_all(args.runlog)))
+    yaml_hint = args.source_format in ("mcp-vcr", "cassette")
+    document = _read_or_fail(
+        args.runlog, lambda: _parse_cassette(_read_all(args.runlog), yaml_hint=yaml_hint)
+    )
     if document is None:
         return 2
     label = "stdin" if args.runlog == "-" else Path(args.runlog).stem
@@ -123,6 +133,23 @@ def _import_cassette(args: argparse.Namespace) -> int:
         return 1
     print_json(result.suite)
     return 0
+
+
+def _parse_cassette(raw: bytes, *, yaml_hint: bool) -> Any:
+    """One JSON document, or JSON lines (mcp-vcr's NDJSON transcript) as the list of the lines'
+    values; when it is neither, the error the document got (and, for mcp-vcr, what to do with its
+    default YAML transcript, which is not read as such: this package has no YAML parser)."""
+    try:
+        return parse_json(raw)
+    except DocumentError as exc:
+        lines = [parse_jsonl_line(line) for line in raw.split(b"\n")]
+        values = [line for line in lines if line is not None]
+        if values and all(error is None for _, error in values):
+            return [value for value, _ in values]
+        if not yaml_hint:
+            raise
+        hint = "mcp-vcr's YAML transcript is read once converted to JSON, or record --format ndjson"
+        raise DocumentError(f"{exc}; {hint}") from None
 
 
 def _read_or_fail(source: str, read: Callable[[], T]) -> T | None:

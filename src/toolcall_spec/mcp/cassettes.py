@@ -13,7 +13,12 @@ Formats read (each tested on a cassette the peer itself recorded, tests/mcp_boun
 - ``mcp-recorder`` (PyPI ``mcp-recorder`` 0.5): ``{"version": "1.x", "metadata": {...},
   "interactions": [{"type": "jsonrpc_request", "request": {...}, "response": {...}}, ...]}``;
 - ``agent-vcr`` (PyPI ``agent-vcr`` 0.1): ``{"format_version": ..., "metadata": {...},
-  "session": {"initialize_request": ..., "interactions": [{"request": ..., "response": ...}]}}``.
+  "session": {"initialize_request": ..., "interactions": [{"request": ..., "response": ...}]}}``;
+- ``mcp-vcr`` (PyPI ``mcp-vcr`` 0.2): a transcript of every message in arrival order, each with
+  its direction, ``{"t": ms, "dir": "c2s"|"s2c", "payload": {...}}``: its NDJSON form (a
+  ``{"_type": "meta", ...}`` line, then one message a line; read as the list of the lines' values)
+  or its YAML form converted to JSON (``{"meta": {...}, "messages": [...]}``). A client request is
+  paired with the next server response of the same id.
 
 The recorded ``tools/list`` result, when the cassette has one, is kept in the task's input as
 ``input.mcp.tools``, which ``serve-fixtures`` lists.
@@ -23,6 +28,7 @@ This module reads JSON only; it needs neither the ``mcp`` SDK nor the peers.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -70,7 +76,51 @@ def _agent_vcr(document: Mapping[str, Any]) -> Iterator[Exchange]:
             yield where, interaction.get("request"), interaction.get("response")
 
 
-def _is_mcp_recorder(document: Mapping[str, Any]) -> bool:
+def _mcp_vcr(document: Any) -> Iterator[Exchange]:
+    # The transcript interleaves both directions: a server response settles the client request
+    # of its id still open (an id may be used again once answered); requests keep their order.
+    exchanges: list[list[Any]] = []
+    open_requests: dict[str, list[Any]] = {}
+    for where, message in _mcp_vcr_messages(document):
+        payload = message.get("payload")
+        if not isinstance(payload, Mapping) or payload.get("id") is None:
+            continue  # a notification
+        key = json.dumps(payload["id"], sort_keys=True)
+        if message.get("dir") == "c2s" and "method" in payload:
+            exchanges.append([[*where, "payload"], payload, None])
+            open_requests[key] = exchanges[-1]
+        elif message.get("dir") == "s2c" and "method" not in payload and key in open_requests:
+            open_requests.pop(key)[2] = payload
+    for where, request, response in exchanges:
+        yield where, request, response
+
+
+def _mcp_vcr_messages(document: Any) -> Iterator[tuple[Place, Mapping[str, Any]]]:
+    """The messages of either form, with where each is: ``messages[i]`` (YAML as JSON) or
+    ``[i]``, the value of line i + 1 (NDJSON)."""
+    messages: Any = document
+    at: Place = []
+    if isinstance(document, Mapping):
+        messages, at = document.get("messages"), ["messages"]
+    for i, message in enumerate(messages if isinstance(messages, list) else []):
+        if isinstance(message, Mapping) and message.get("_type") != "meta":
+            yield [*at, i], message
+
+
+def _is_mcp_vcr(document: Any) -> bool:
+    if isinstance(document, list):
+        first = document[0] if document else None
+        return isinstance(first, Mapping) and first.get("_type") == "meta"
+    return (
+        isinstance(document, Mapping)
+        and isinstance(document.get("meta"), Mapping)
+        and isinstance(document.get("messages"), list)
+    )
+
+
+def _is_mcp_recorder(document: Any) -> bool:
+    if not isinstance(document, Mapping):
+        return False
     version = document.get("version")
     return (
         isinstance(version, str)
@@ -79,19 +129,19 @@ def _is_mcp_recorder(document: Mapping[str, Any]) -> bool:
     )
 
 
-def _is_agent_vcr(document: Mapping[str, Any]) -> bool:
-    session = document.get("session")
+def _is_agent_vcr(document: Any) -> bool:
+    session = document.get("session") if isinstance(document, Mapping) else None
     return (
-        "format_version" in document
-        and isinstance(session, Mapping)
+        isinstance(session, Mapping)
+        and "format_version" in document
         and isinstance(session.get("interactions"), list)
     )
 
 
 @dataclass(frozen=True, slots=True)
 class _Format:
-    recognizes: Callable[[Mapping[str, Any]], bool]
-    exchanges: Callable[[Mapping[str, Any]], Iterator[Exchange]]
+    recognizes: Callable[[Any], bool]
+    exchanges: Callable[[Any], Iterator[Exchange]]
     shape: str
 
 
@@ -102,14 +152,17 @@ FORMATS: Final[Mapping[str, _Format]] = {
     "agent-vcr": _Format(
         _is_agent_vcr, _agent_vcr, 'an object with "format_version" and "session.interactions"'
     ),
+    "mcp-vcr": _Format(
+        _is_mcp_vcr,
+        _mcp_vcr,
+        'NDJSON lines from a "_type": "meta" line, or an object with "meta" and "messages"',
+    ),
 }
 """Each cassette format read, by the name ``--from`` takes."""
 
 
 def detect_format(document: Any) -> str | None:
     """The format whose shape ``document`` has, or ``None``."""
-    if not isinstance(document, Mapping):
-        return None
     return next((name for name, fmt in FORMATS.items() if fmt.recognizes(document)), None)
 
 
@@ -127,7 +180,7 @@ def import_cassette(
     chosen = FORMATS.get(name)
     if chosen is None:
         return CassetteImport(None, [Problem(format_path([]), f"unknown cassette format {name!r}")])
-    if not isinstance(document, Mapping) or not chosen.recognizes(document):
+    if not chosen.recognizes(document):
         return CassetteImport(
             None, [Problem(format_path([]), f"not a cassette of {name}: expected {chosen.shape}")]
         )
