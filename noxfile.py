@@ -53,6 +53,14 @@ def _generate_typescript(session: nox.Session) -> None:
     session.run("node", "typescript/scripts/generate.mjs", *check, external=True)
 
 
+def _install_mcp_vcr(session: nox.Session) -> None:
+    """mcp-vcr records the transcripts ``promote --from mcp-vcr`` is tested on
+    (tests/mcp_boundary/test_cassettes.py). It declares Requires-Python >=3.12, so pip refuses it
+    in the test extra on 3.11, where it installs and runs all the same: hence here, past that
+    check, after the package. Without it that test skips, and fails under CI."""
+    session.install("--ignore-requires-python", "mcp-vcr==0.2.0")
+
+
 PARALLEL = ("-n", "auto", "--dist", "loadscope")
 """pytest-xdist: one worker per core; a module's tests stay on one worker, so a module-scoped
 fixture (a built wheel, a served host) is made once."""
@@ -65,6 +73,7 @@ def test(session: nox.Session) -> None:
     inner loop, ``nox -s test -- -n 0 tests/x.py`` one file in one process."""
     # docs: the tests of the docs build (tests/test_docs_*.py) render Markdown with it.
     session.install("-e", ".[all,test,docs]")
+    _install_mcp_vcr(session)
     # The npm packages the node tests use, where npm is installed (without it those tests skip,
     # and fail under CI: tests/support/node.py): the root's (the MCP TypeScript SDK that the
     # recording and replay tests run as client and server) and the TypeScript package's.
@@ -116,6 +125,7 @@ def mcp_matrix(session: nox.Session, pair: str) -> None:
     else:
         # One resolve: the pins win over the extras' ranges (and --upgrade takes the newest).
         session.install("--upgrade", "-e", ".[all,test]", mcp_requirement, fastmcp_requirement)
+        _install_mcp_vcr(session)
         tests = MCP_MATRIX_TESTS
     versions = session.run("python", "-c", _VERSIONS_OF_THE_FRAMEWORKS, silent=True)
     session.log(f"mcp_matrix({pair}): {str(versions).strip()}")
