@@ -13,8 +13,8 @@ Modules, one concern each:
 - ``.http_proxy``: ``RecordingProxy``, the recording proxy over streamable HTTP (an ASGI app).
 - ``.fixture_server``: ``FixtureReplay`` and ``build_server``, the MCP server of
   ``toolcall-spec serve-fixtures``: a task's fixtures answering ``tools/call`` by the replay rules.
-- ``.cassettes``: ``import_cassette``, cassettes of other MCP recorders (mcp-recorder, agent-vcr)
-  into suites (``toolcall-spec promote --from``); plain JSON, no SDK needed.
+- ``.cassettes``: ``import_cassette``, cassettes of other MCP recorders (mcp-recorder, agent-vcr,
+  mcp-vcr) into suites (``toolcall-spec promote --from``); plain JSON, no SDK needed.
 
 This package sits above ``analytics``, ``replay`` and ``host`` (it uses their rules) and beside
 ``http``; nothing below it imports it, so ``import toolcall_spec`` never loads the ``mcp`` SDK.
