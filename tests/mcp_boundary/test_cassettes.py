@@ -45,7 +45,8 @@ from starlette.applications import Starlette
 from support.cli import run_cli
 from support.repo import REPO
 
-from toolcall_spec.mcp.cassettes import detect_format, import_cassette
+from toolcall_spec.cli.promote_cmd import CASSETTE_FORMATS
+from toolcall_spec.mcp.cassettes import FORMATS, detect_format, import_cassette
 from toolcall_spec.mcp.fixture_server import FixtureReplay, build_server, select_task
 from toolcall_spec.validation import validate
 
@@ -375,3 +376,7 @@ def test_a_call_without_a_response_is_a_failure_named_in_a_warning() -> None:
     (entry,) = result.suite["tasks"][0]["fixtures"]["toolResponses"]
     assert entry["isError"] is True
     assert "no response" in str(result.warnings[0])
+
+
+def test_promote_offers_every_format_read() -> None:
+    assert set(CASSETTE_FORMATS) == set(FORMATS)
