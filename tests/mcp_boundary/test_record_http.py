@@ -12,10 +12,16 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-import anyio
-import mcp
-from mcp.shared.exceptions import MCPError
-from support.recording import entries, flags, free_port, load_suite, recording_proxy, stop, upstream
+from support.recording import (
+    client_sees,
+    entries,
+    flags,
+    free_port,
+    load_suite,
+    recording_proxy,
+    stop,
+    upstream,
+)
 
 TRANSPARENT = pytest.mark.requirement("toolcall-spec.requirement.record.transparent")
 ENTRIES = pytest.mark.requirement("toolcall-spec.requirement.record.one-entry-per-call")
@@ -32,23 +38,7 @@ FLAGS = [("add", False), ("flaky", True), ("flaky", False), ("lookup", True)]
 
 
 def run_client(url: str, calls: list[tuple[str, dict[str, Any]]], mode: str) -> list[Any]:
-    seen: list[Any] = []
-
-    async def main() -> None:
-        with anyio.fail_after(60):
-            async with mcp.Client(url, mode=mode) as client:
-                seen.append(sorted(t.name for t in (await client.list_tools()).tools))
-                for name, arguments in calls:
-                    try:
-                        result = await client.call_tool(name, arguments)
-                        seen.append(
-                            result.model_dump(mode="json", by_alias=True, exclude_none=True)
-                        )
-                    except MCPError as exc:
-                        seen.append({"jsonrpc-error": exc.error.code, "message": exc.error.message})
-
-    anyio.run(main)
-    return seen
+    return client_sees(url, calls, mode)
 
 
 @TRANSPARENT

@@ -18,9 +18,9 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 import anyio
 import mcp
 from mcp import StdioServerParameters
-from mcp.shared.exceptions import MCPError
 from support.recording import (
     RawClient,
+    client_sees,
     entries,
     flags,
     load_suite,
@@ -64,25 +64,7 @@ def logged(argv: list[str], log: Path) -> list[str]:
 
 def run_client(argv: list[str], calls: list[tuple[str, dict[str, Any]]], mode: str) -> list[Any]:
     """What the real client receives for each call (a JSON-RPC error as its message)."""
-    seen: list[Any] = []
-
-    async def main() -> None:
-        params = StdioServerParameters(command=argv[0], args=argv[1:])
-        with anyio.fail_after(60):
-            async with mcp.Client(params, mode=mode) as client:
-                tools = await client.list_tools()
-                seen.append(sorted(t.name for t in tools.tools))
-                for name, arguments in calls:
-                    try:
-                        result = await client.call_tool(name, arguments)
-                        seen.append(
-                            result.model_dump(mode="json", by_alias=True, exclude_none=True)
-                        )
-                    except MCPError as exc:
-                        seen.append({"jsonrpc-error": exc.error.code, "message": exc.error.message})
-
-    anyio.run(main)
-    return seen
+    return client_sees(StdioServerParameters(command=argv[0], args=argv[1:]), calls, mode)
 
 
 @TRANSPARENT

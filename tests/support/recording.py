@@ -213,3 +213,30 @@ def recording_proxy(
         yield found.group(1), process
     finally:
         stop(process)
+
+
+def client_sees(target: Any, calls: list[tuple[str, dict[str, Any]]], mode: str) -> list[Any]:
+    """What the real ``mcp`` client receives from ``target`` (a URL, or stdio server
+    parameters): the sorted tool names it lists, then each call's result (a JSON-RPC error as its
+    code and message)."""
+    import anyio
+    import mcp
+    from mcp.shared.exceptions import MCPError
+
+    seen: list[Any] = []
+
+    async def main() -> None:
+        with anyio.fail_after(60):
+            async with mcp.Client(target, mode=mode) as client:
+                seen.append(sorted(t.name for t in (await client.list_tools()).tools))
+                for name, arguments in calls:
+                    try:
+                        result = await client.call_tool(name, arguments)
+                        seen.append(
+                            result.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        )
+                    except MCPError as exc:
+                        seen.append({"jsonrpc-error": exc.error.code, "message": exc.error.message})
+
+    anyio.run(main)
+    return seen
