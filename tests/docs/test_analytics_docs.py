@@ -22,11 +22,10 @@ def block(kind: str, name: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.requirement("toolcall-spec.requirement.analytics.one-event-per-call")
-def test_the_wrapped_server_example_prints_what_the_page_shows() -> None:
-    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+def assert_example_prints_its_output(name: str) -> None:
+    """The page's example block ``name``, run as a program, prints its output block."""
     finished = subprocess.run(
-        [sys.executable, "-c", block("example", "wrap-a-server")],
+        [sys.executable, "-c", block("example", name)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -34,22 +33,19 @@ def test_the_wrapped_server_example_prints_what_the_page_shows() -> None:
         cwd=REPO,
     )
     assert finished.returncode == 0, finished.stderr
-    assert finished.stdout == block("example-output", "wrap-a-server")
+    assert finished.stdout == block("example-output", name)
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.analytics.one-event-per-call")
+def test_the_wrapped_server_example_prints_what_the_page_shows() -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    assert_example_prints_its_output("wrap-a-server")
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.analytics.every-framework")
 def test_the_wrapped_fastmcp_server_example_prints_what_the_page_shows() -> None:
     pytest.importorskip("fastmcp", reason="the fastmcp extra is not installed")
-    finished = subprocess.run(
-        [sys.executable, "-c", block("example", "wrap-a-fastmcp-server")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=REPO,
-    )
-    assert finished.returncode == 0, finished.stderr
-    assert finished.stdout == block("example-output", "wrap-a-fastmcp-server")
+    assert_example_prints_its_output("wrap-a-fastmcp-server")
 
 
 def test_the_classify_snippet_comments_are_true() -> None:
