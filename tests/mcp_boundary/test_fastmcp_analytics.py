@@ -16,7 +16,7 @@ import fastmcp
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware
-from support.mcp_servers import Call, demo_server, fastmcp_demo_server
+from support.mcp_servers import Call, demo_server, event_summary, fastmcp_demo_server
 
 from toolcall_spec.analytics.sinks import MemorySink
 from toolcall_spec.mcp import instrument
@@ -25,16 +25,6 @@ ONE_EVENT = pytest.mark.requirement("toolcall-spec.requirement.analytics.one-eve
 THROWN = pytest.mark.requirement("toolcall-spec.requirement.analytics.thrown-unknown")
 PRE_HANDLER = pytest.mark.requirement("toolcall-spec.requirement.analytics.pre-handler-validation")
 FRAMEWORK_COVERAGE = pytest.mark.requirement("toolcall-spec.requirement.analytics.every-framework")
-
-
-def summary(event: dict[str, Any]) -> tuple[Any, ...]:
-    return (
-        event["event_name"],
-        event["status"],
-        event.get("error_category"),
-        event.get("error_message"),
-        "latency_ms" in event,
-    )
 
 
 def call_all(server: FastMCP, calls: list[Call]) -> list[Any]:
@@ -64,7 +54,7 @@ def test_masked_details_the_client_sees_the_wrapper_the_event_the_tools_message(
     (result,) = call_all(server, [("crash", {})])
     assert result.is_error is True
     assert result.content[0].text == "Error calling tool 'crash'"
-    assert [summary(event) for event in sink.events] == [
+    assert [event_summary(event) for event in sink.events] == [
         ("crash", "error", "unknown", "customer [EMAIL_REDACTED] not found", True)
     ]
     assert "output_content" not in sink.events[0]
@@ -84,7 +74,7 @@ def test_a_tool_error_raised_from_another_exception_keeps_its_own_message() -> N
     sink = MemorySink()
     instrument(server, sink)
     call_all(server, [("lookup", {"key": "max@example.com"})])
-    assert [summary(event) for event in sink.events] == [
+    assert [event_summary(event) for event in sink.events] == [
         ("lookup", "error", "unknown", "no entry for [EMAIL_REDACTED]", True)
     ]
 
@@ -108,7 +98,7 @@ def test_a_tool_calling_a_tool_through_the_server_is_one_call() -> None:
     server.tool(calls_a_missing_tool)
 
     call_all(server, [("twice", {"a": 4}), ("calls_a_missing_tool", {})])
-    rows = [summary(event) for event in sink.events]
+    rows = [event_summary(event) for event in sink.events]
     assert rows[0] == ("twice", "success", None, None, True)
     # The inner refusal went through the outer tool: the outer tool raised.
     assert rows[1] == (
@@ -138,7 +128,7 @@ def test_calls_other_middleware_refuses_are_counted_too() -> None:
     sink = MemorySink()
     instrument(server, sink)  # after the user's middleware: still first in the chain
     call_all(server, [("crash", {}), ("add", {"a": 1, "b": 1})])
-    assert [summary(event) for event in sink.events] == [
+    assert [event_summary(event) for event in sink.events] == [
         ("crash", "error", "unknown", "crash is switched off", True),
         ("add", "success", None, None, True),
     ]
@@ -150,7 +140,7 @@ def test_without_output_capture_status_and_category_stay() -> None:
     sink = MemorySink()
     instrument(server, sink, capture_input=False, capture_output=False)
     call_all(server, [("lookup_offer", {"reference": "A"}), ("crash", {}), ("nope", {})])
-    assert [summary(event) for event in sink.events] == [
+    assert [event_summary(event) for event in sink.events] == [
         ("lookup_offer", "error", "tool_error", None, True),
         ("crash", "error", "unknown", "customer [EMAIL_REDACTED] not found", True),
         ("nope", "error", "validation", None, False),
@@ -266,7 +256,7 @@ def test_concurrent_calls_are_each_counted_once() -> None:
                     group.start_soon(client.call_tool_mcp, name, arguments)
 
     anyio.run(main)
-    assert sorted(summary(event) for event in sink.events) == sorted(
+    assert sorted(event_summary(event) for event in sink.events) == sorted(
         [("add", "success", None, None, True)] * 12
         + [("crash", "error", "unknown", "customer [EMAIL_REDACTED] not found", True)] * 4
     )

@@ -20,7 +20,7 @@ from mcp.types import (
     PaginatedRequestParams,
     Tool,
 )
-from support.mcp_servers import DEMO_CALLS, demo_server, ids, run_calls
+from support.mcp_servers import DEMO_CALLS, demo_server, event_summary, ids, run_calls
 
 from toolcall_spec.analytics.classify import classify_result
 from toolcall_spec.analytics.ingest import ingest_batch
@@ -33,16 +33,6 @@ ONE_EVENT = pytest.mark.requirement("toolcall-spec.requirement.analytics.one-eve
 TOOL_ERROR = pytest.mark.requirement("toolcall-spec.requirement.analytics.tool-error-category")
 THROWN = pytest.mark.requirement("toolcall-spec.requirement.analytics.thrown-unknown")
 PRE_HANDLER = pytest.mark.requirement("toolcall-spec.requirement.analytics.pre-handler-validation")
-
-
-def summary(event: dict[str, Any]) -> tuple[Any, ...]:
-    return (
-        event["event_name"],
-        event["status"],
-        event.get("error_category"),
-        event.get("error_message"),
-        "latency_ms" in event,
-    )
 
 
 CALLS = DEMO_CALLS
@@ -59,7 +49,7 @@ def test_every_call_yields_exactly_one_event_classified_by_its_outcome(mode: str
     analytics = instrument(server, sink)
     run_calls(server, CALLS, mode)
     assert len(sink.events) == len(CALLS) == analytics.events_emitted
-    rows = [summary(event) for event in sink.events]
+    rows = [event_summary(event) for event in sink.events]
     assert rows[:7] == [
         ("add", "success", None, None, True),
         ("lookup_offer", "error", "tool_error", "Offer A-17 expired for [EMAIL_REDACTED]", True),
@@ -113,7 +103,7 @@ def test_without_output_capture_status_and_category_stay() -> None:
     sink = MemorySink()
     instrument(server, sink, capture_input=False, capture_output=False)
     run_calls(server, [("lookup_offer", {"reference": "A"}), ("crash", {}), ("nope", {})])
-    assert [summary(event) for event in sink.events] == [
+    assert [event_summary(event) for event in sink.events] == [
         ("lookup_offer", "error", "tool_error", None, True),
         ("crash", "error", "unknown", "customer [EMAIL_REDACTED] not found", True),
         ("nope", "error", "validation", None, False),
@@ -159,7 +149,7 @@ def test_a_coerced_string_flag_is_classified_as_the_client_received_it(mode: str
     # ... but the SDK coerced it, the client (the model) received isError: true ...
     assert result.is_error is True
     # ... and the event follows what the client received.
-    assert summary(sink.events[0]) == ("raw", "error", "tool_error", "quota exhausted", True)
+    assert event_summary(sink.events[0]) == ("raw", "error", "tool_error", "quota exhausted", True)
 
 
 @ONE_EVENT
@@ -170,7 +160,7 @@ def test_a_result_the_sdk_refuses_to_send_is_a_server_error() -> None:
     instrument(server, sink)
     (outcome,) = run_calls(server, [("raw", {})], "auto")
     assert isinstance(outcome, MCPError)  # the client got a JSON-RPC error, not the result
-    assert summary(sink.events[0]) == (
+    assert event_summary(sink.events[0]) == (
         "raw",
         "error",
         "server",
@@ -202,7 +192,7 @@ def test_a_lowlevel_handler_that_raises_is_unknown_with_its_own_message() -> Non
     instrument(server, sink)
     (outcome,) = run_calls(server, [("anything", {})])
     assert isinstance(outcome, MCPError)
-    assert summary(sink.events[0]) == (
+    assert event_summary(sink.events[0]) == (
         "anything",
         "error",
         "unknown",
@@ -229,7 +219,9 @@ def test_tools_added_after_instrumenting_and_nested_calls_count_once() -> None:
 
     (result,) = run_calls(server, [("twice", {"a": 4})])
     assert result.structured_content == {"result": 8}
-    assert [summary(event) for event in sink.events] == [("twice", "success", None, None, True)]
+    assert [event_summary(event) for event in sink.events] == [
+        ("twice", "success", None, None, True)
+    ]
 
 
 @ONE_EVENT

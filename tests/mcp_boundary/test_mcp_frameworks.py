@@ -22,7 +22,7 @@ import mcp
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from support.mcp_servers import DEMO_CALLS, FRAMEWORKS, Call, framework_server
+from support.mcp_servers import DEMO_CALLS, FRAMEWORKS, Call, event_summary, framework_server
 
 from toolcall_spec.analytics.ingest import ingest_batch
 from toolcall_spec.analytics.sinks import MemorySink
@@ -53,20 +53,10 @@ BAD_OUTPUT = {
 }
 
 
-def row(event: dict[str, Any]) -> tuple[Any, ...]:
-    return (
-        event["event_name"],
-        event["status"],
-        event.get("error_category"),
-        event.get("error_message"),
-        "latency_ms" in event,
-    )
-
-
 def assert_probe_events(framework: str, events: list[dict[str, Any]]) -> None:
     """The events of one run of PROBE: exactly one per call, each as the rules say."""
     assert len(events) == len(PROBE)
-    rows = [row(event) for event in events]
+    rows = [event_summary(event) for event in events]
     assert rows[:7] == [
         ("add", "success", None, None, True),
         ("lookup_offer", "error", "tool_error", "Offer A-17 expired for [EMAIL_REDACTED]", True),
@@ -209,7 +199,7 @@ def test_the_mcp_client_over_streamable_http(framework: str) -> None:
     assert_client_saw_errors(framework, outcomes)
     first, second = sink.events[: len(PROBE)], sink.events[len(PROBE) :]
     assert_probe_events(framework, first)
-    assert [row(event) for event in second] == [("add", "success", None, None, True)]
+    assert [event_summary(event) for event in second] == [("add", "success", None, None, True)]
     # One session per Mcp-Session-Id: the probe's connection, then the second connection.
     (first_session,) = {event["session_id"] for event in first}
     assert first_session.startswith("ses_")

@@ -41,6 +41,18 @@ tool error, a silent one, raised exceptions, an MCP error, an unknown tool, inva
 dict that only looks like an error, and an output that fails conversion."""
 
 
+def event_summary(event: dict[str, Any]) -> tuple[Any, ...]:
+    """What the tests compare of a ``tool_call`` event: the tool, status, category, message,
+    and whether it has a ``latency_ms``."""
+    return (
+        event["event_name"],
+        event["status"],
+        event.get("error_category"),
+        event.get("error_message"),
+        "latency_ms" in event,
+    )
+
+
 def demo_server() -> MCPServer:
     server = MCPServer("demo")
 
