@@ -150,6 +150,16 @@ def process(
                 child.wait()
 
 
+def raw_stdio_session(suite: Path, log_file: Path) -> subprocess.Popen[bytes]:
+    """``serve-fixtures SUITE --log LOG`` over stdio, its pipes ours to write raw messages to."""
+    return subprocess.Popen(
+        [*CLI, "serve-fixtures", str(suite), "--log", str(log_file)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
 def serving_url(child: subprocess.Popen[str]) -> str:
     assert child.stdout is not None
     line = child.stdout.readline()  # the first line, printed once the socket is bound
@@ -182,12 +192,7 @@ def test_over_streamable_http_until_sigterm_then_the_log(tmp_path: Path) -> None
 def test_sigterm_mid_session_over_stdio_still_writes_the_log(tmp_path: Path) -> None:
     suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED)
     log_file = tmp_path / "run.json"
-    child = subprocess.Popen(
-        [*CLI, "serve-fixtures", str(suite), "--log", str(log_file)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    child = raw_stdio_session(suite, log_file)
     assert child.stdin is not None
     assert child.stdout is not None
     messages = [
@@ -325,12 +330,7 @@ def test_malformed_traffic_is_answered_as_the_protocol_says_and_serving_goes_on(
     stdin ends the session with its log."""
     suite = write_suite(tmp_path / "suite.json", FAIL_THEN_SUCCEED)
     log_file = tmp_path / "run.json"
-    child = subprocess.Popen(
-        [*CLI, "serve-fixtures", str(suite), "--log", str(log_file)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    child = raw_stdio_session(suite, log_file)
     assert child.stdin is not None
     assert child.stdout is not None
     initialize = {
