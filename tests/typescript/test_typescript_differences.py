@@ -49,6 +49,33 @@ def test_an_integer_beyond_64_bits_is_refused_by_python_only(node_judge: NodeJud
     )
 
 
+def test_a_problem_under_an_empty_member_name_has_a_shorter_path_in_python(
+    node_judge: NodeJudge,
+) -> None:
+    # jsonschema-rs (0.61) leaves an empty member name out of an error's instance path, so the
+    # problem under `fixtureRuns[""]` is reported at `fixtureRuns`; ajv keeps the segment. When
+    # this fails, jsonschema-rs has fixed it: drop `ajv_path` in test_typescript_differential.py.
+    document = {
+        "eventId": "0000000000000000",
+        "runId": "0/0000000000000000",
+        "schemaVersion": 1,
+        "sequence": 0,
+        "timestamp": "2026-12-01T00:00:00Z",
+        "type": "eval.started",
+        "payload": {
+            "fixtureRuns": {"": None},
+            "suiteId": "s",
+            "suiteVersion": "1",
+            "taskCount": 0,
+            "modes": [],
+        },
+    }
+    python = {p.path for p in validate(document, "run-event") if p.severity == "error"}
+    ajv = {p["path"] for p in node_judge.judge("run-event", document)["problems"]}
+    assert python == {"payload.fixtureRuns"}
+    assert ajv == {"payload.fixtureRuns", 'payload.fixtureRuns[""]'}
+
+
 def test_a_uri_with_an_empty_hier_part_is_refused_by_ajv_formats_only(
     node_judge: NodeJudge,
 ) -> None:
