@@ -45,7 +45,7 @@ import orjson
 
 from toolcall_spec.analytics.ingest import ingest_body
 from toolcall_spec.analytics.metrics import jsonl_error_metrics
-from toolcall_spec.analytics.store import EventStore, event_row, open_store
+from toolcall_spec.analytics.store import EventStore, open_store
 from toolcall_spec.http.ingest_app import EVENTS_PATH
 
 # The helpers the store tests start servers with (a ClickHouse server, the ingest service).
@@ -236,9 +236,8 @@ def fill(store: EventStore, count: int) -> None:
     now = datetime.now(timezone.utc)
     chunk = 50_000
     for start in range(0, count, chunk):
-        store.write(
-            [event_row(event(i), "bench", now) for i in range(start, min(count, start + chunk))]
-        )
+        events = [event(i) for i in range(start, min(count, start + chunk))]
+        store.write_events(events, "bench", now)
 
 
 def main(argv: list[str]) -> None:

@@ -12,12 +12,20 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from starlette.middleware import Middleware
 from support.store import fresh_database_url, tool_call
 
 from toolcall_spec.analytics.ingest import MAX_BODY_BYTES, ingest_body
 from toolcall_spec.analytics.store import EventStore, StoreError, open_store
-from toolcall_spec.analytics.store.layout import Row
-from toolcall_spec.http.ingest_app import EVENTS_PATH, IngestSettings, create_ingest_app
+from toolcall_spec.analytics.store.layout import Columns, Row
+from toolcall_spec.http.hot_routes import HotRoutes
+from toolcall_spec.http.ingest_app import (
+    EVENTS_PATH,
+    HEALTH_PATH,
+    IngestSettings,
+    create_ingest_app,
+)
+from toolcall_spec.http.otlp_route import TRACES_PATH
 from toolcall_spec.http.server import BackgroundServer
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
@@ -244,7 +252,7 @@ def test_an_unknown_encoding_is_415(server: BackgroundServer) -> None:
 class FailingStore(EventStore):
     engine = "failing"
 
-    def write(self, rows: Sequence[Row]) -> None:
+    def write_columns(self, columns: Columns) -> None:
         raise StoreError("disk full")
 
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
@@ -266,3 +274,74 @@ def test_nothing_is_acknowledged_when_the_store_fails() -> None:
 def test_an_app_without_keys_is_refused(store: EventStore) -> None:
     with pytest.raises(ValueError, match="at least one non-empty key"):
         create_ingest_app(IngestSettings(store, {}))
+
+
+# -- the routes HotRoutes serves answer exactly as starlette's router does ---------------------
+
+ROUTED_REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
+    ("POST", EVENTS_PATH, {"content": batch([tool_call(1), tool_call(2)])}),
+    ("POST", EVENTS_PATH, {"content": batch([tool_call(3), {"event_type": "tool_call"}])}),
+    ("POST", EVENTS_PATH, {"content": b"{"}),
+    ("POST", EVENTS_PATH, {"content": batch([tool_call(4)]), "key": None}),
+    ("POST", EVENTS_PATH, {"content": batch([tool_call(5)]), "key": "wrong-key-0123456789"}),
+    (
+        "POST",
+        EVENTS_PATH,
+        {"content": gzip.compress(batch([tool_call(6)])), "encoding": "gzip"},
+    ),
+    ("POST", EVENTS_PATH, {"content": b"{}", "encoding": "br"}),
+    ("POST", EVENTS_PATH, {"content": b" " * (MAX_BODY_BYTES + 1)}),
+    ("POST", EVENTS_PATH + "/", {"content": b"{}"}),
+    ("POST", "/v1/nothing", {"content": b"{}"}),
+    ("GET", EVENTS_PATH, {}),
+    ("PUT", EVENTS_PATH, {"content": b"{}"}),
+    ("POST", TRACES_PATH, {"content": b"not a trace", "type": "application/json"}),
+    ("POST", TRACES_PATH, {"content": b"{}", "type": "application/json", "key": None}),
+    ("GET", HEALTH_PATH, {}),
+]
+"""Accepted, partly accepted, bad JSON, no key, a wrong key, gzip, an unknown encoding, too
+large, a path and methods the router answers, OTLP bodies, and the health route."""
+
+
+def routed_answers(app: Any) -> list[tuple[int, list[tuple[str, str]], Any]]:
+    answers = []
+    with BackgroundServer(app) as running:
+        for method, path, options in ROUTED_REQUESTS:
+            headers = {"Content-Type": options.get("type", "application/json")}
+            key = options.get("key", KEY_A)
+            if key is not None:
+                headers["Authorization"] = f"Bearer {key}"
+            if "encoding" in options:
+                headers["Content-Encoding"] = options["encoding"]
+            response = httpx.request(
+                method, running.url + path, content=options.get("content"), headers=headers
+            )
+            kept = [
+                (k, v.replace(running.url, "<server>"))
+                for k, v in response.headers.multi_items()
+                if k != "date"
+            ]
+            body = response.json() if response.content.startswith(b"{") else response.content
+            if isinstance(body, dict):
+                body.pop("requestId", None)
+            answers.append((response.status_code, kept, body))
+    return answers
+
+
+def is_hot_routes(middleware: Middleware) -> bool:
+    factory: object = middleware.cls  # typed as a middleware factory, which a class is too
+    return factory is HotRoutes
+
+
+def test_the_hot_routes_answer_as_starlettes_router_does(tmp_path: Path) -> None:
+    with open_store(str(tmp_path / "hot.duckdb")) as hot_store:
+        hot = routed_answers(create_ingest_app(IngestSettings(hot_store, KEYS)))
+    with open_store(str(tmp_path / "routed.duckdb")) as routed_store:
+        app = create_ingest_app(IngestSettings(routed_store, KEYS))
+        assert any(is_hot_routes(m) for m in app.user_middleware)  # two different paths
+        app.user_middleware = [m for m in app.user_middleware if not is_hot_routes(m)]
+        routed = routed_answers(app)
+    statuses = {status for status, _, _ in hot}
+    assert {200, 207, 307, 400, 401, 404, 405, 413, 415} <= statuses  # the cases are reached
+    for request, mine, theirs in zip(ROUTED_REQUESTS, hot, routed, strict=True):
+        assert mine == theirs, request

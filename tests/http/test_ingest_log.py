@@ -8,7 +8,7 @@ from __future__ import annotations
 import errno
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ import pytest
 from support.store import tool_call
 
 from toolcall_spec.analytics.store import EventStore, StoreError, open_store
-from toolcall_spec.analytics.store.layout import Row
+from toolcall_spec.analytics.store.layout import Columns, Row
 from toolcall_spec.analytics.store.wal import LogLoader, WriteAheadLog, start_loader_thread
 from toolcall_spec.http.ingest_app import (
     EVENTS_PATH,
@@ -44,10 +44,10 @@ class SwitchableStore(EventStore):
         self.inner = inner
         self.down = threading.Event()
 
-    def write(self, rows: Sequence[Row]) -> None:
+    def write_columns(self, columns: Columns) -> None:
         if self.down.is_set():
             raise StoreError("the engine is down")
-        self.inner.write(rows)
+        self.inner.write_columns(columns)
 
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
         return self.inner.query(sql, parameters)
@@ -88,6 +88,16 @@ def health(server: BackgroundServer) -> dict[str, Any]:
 def wait_loaded(server: BackgroundServer, timeout: float = 30) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while (answer := health(server))["log"]["backlog_events"]:
+        assert time.monotonic() < deadline, answer
+        time.sleep(0.02)
+    return answer
+
+
+def load_failed(server: BackgroundServer, timeout: float = 30) -> dict[str, Any]:
+    """The health answer once the loader has tried to load and failed (a load waits until the
+    writer is quiet: ``QUIET_SECONDS``)."""
+    deadline = time.monotonic() + timeout
+    while not (answer := health(server))["log"]["last_load_error"]:
         assert time.monotonic() < deadline, answer
         time.sleep(0.02)
     return answer
@@ -136,7 +146,7 @@ def test_past_the_bound_the_endpoint_answers_503_with_retry_after(
         assert answer.status_code == 503
         assert answer.headers["Retry-After"].isdigit()
         assert "the ingest log is full" in answer.json()["error"]["message"]
-        report = health(server)
+        report = load_failed(server)
         assert report["status"] == "full"
         assert report["log"]["backlog_events"] == 1
         assert "the engine is down" in report["log"]["last_load_error"]

@@ -45,7 +45,7 @@ from toolcall_spec.analytics.metrics import error_metrics
 from toolcall_spec.analytics.otel import OpenTelemetrySink
 from toolcall_spec.analytics.otlp_spans import span_event_id
 from toolcall_spec.analytics.store import EventStore, StoreError, open_store
-from toolcall_spec.analytics.store.layout import Row
+from toolcall_spec.analytics.store.layout import Columns, Row
 from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app
 from toolcall_spec.http.otlp_route import IGNORED_HEADER, TRACES_PATH
 from toolcall_spec.http.server import BackgroundServer
@@ -493,7 +493,7 @@ def test_the_body_limit_holds_on_the_decompressed_size(server: BackgroundServer)
 class FailingStore(EventStore):
     engine = "failing"
 
-    def write(self, rows: Sequence[Row]) -> None:
+    def write_columns(self, columns: Columns) -> None:
         raise StoreError("the disk is gone")
 
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:

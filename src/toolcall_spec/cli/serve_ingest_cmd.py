@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if log_dir == _MISSING or not workers_allowed(args, log_dir):
         return 2
     try:
-        sock = bind(args.host, args.port)
+        sock = bind(args.host, args.port, shared=args.workers > 1)
     except OSError as exc:
         fail(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
         return 2
@@ -145,13 +145,15 @@ def serve_prefork(
     from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
     from toolcall_spec.analytics.store.loader import LoaderProcess  # noqa: PLC0415
     from toolcall_spec.http.prefork import serve_workers  # noqa: PLC0415
+    from toolcall_spec.http.server import listener_of  # noqa: PLC0415
 
     workers = range(1, args.workers + 1)
     logs = [] if log_dir is None else [Path(log_dir) / f"worker-{n}" for n in workers]
     loader: list[LoaderProcess] = []
 
     def worker(number: int, ready: Callable[[str | None], None]) -> int:
-        return serve_worker(args, keys, logs[number : number + 1], sock, ready, own_loader=False)
+        own = listener_of(sock)  # each worker listens on its own: the system shares them out
+        return serve_worker(args, keys, logs[number : number + 1], own, ready, own_loader=False)
 
     def started() -> None:
         if logs:

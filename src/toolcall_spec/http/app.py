@@ -113,7 +113,11 @@ def create_app(backend: HostPort, settings: HostSettings | None = None) -> Starl
 
     middleware = [Middleware(BearerAuth, token=settings.token)] if settings.token else []
     middleware.append(
-        Middleware(HotRoutes, create_run=handlers.create_run, run_resource=handlers.run_resource)
+        Middleware(
+            HotRoutes,
+            exact={("POST", RUNS_PATH): handlers.create_run},
+            prefixed={("GET", RUNS_PATH + "/"): handlers.run_resource},
+        )
     )
     app = Starlette(
         routes=[

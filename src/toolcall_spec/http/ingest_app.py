@@ -31,20 +31,21 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-import anyio.to_thread
 import orjson
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from toolcall_spec.analytics.ingest import MAX_BODY_BYTES, ingest_body, refused
-from toolcall_spec.analytics.store import EventStore, StoreError, event_row
-from toolcall_spec.analytics.store.layout import Row
+from toolcall_spec.analytics.store import EventStore, StoreError
+from toolcall_spec.analytics.store.layout import Columns, event_columns, joined
 from toolcall_spec.analytics.store.wal import (
     LogFullError,
     LogWriteError,
@@ -54,6 +55,7 @@ from toolcall_spec.analytics.store.wal import (
 )
 from toolcall_spec.clock import utc_now
 from toolcall_spec.http.auth import bearer_token
+from toolcall_spec.http.hot_routes import HotRoutes
 from toolcall_spec.http.ingest_reading import (
     BadEncodingError,
     BodyTooLargeError,
@@ -86,35 +88,58 @@ RETRY_AFTER_SECONDS = 2
 
 class GroupWriter(Generic[T]):
     """Hands the items of concurrent requests to one blocking ``write`` together (group
-    commit). A request's ``submit`` returns once a ``write`` holding its item has returned, or
-    raises what that write raised; while one write is under way, the items arriving meanwhile
-    wait for the next one. Only the event loop's thread calls ``submit``."""
+    commit), on a thread of its own. A request's ``submit`` returns once a ``write`` holding its
+    item has returned, or raises what that write raised; while one write is under way, the items
+    arriving meanwhile wait for the next one. Only the event loop's thread calls ``submit``.
+
+    When a write ends, the next one starts and the waiting requests are answered in one turn of
+    the event loop: each extra hop (a task woken to wake another) waits for the turn's other
+    work, a batch's check taking about half a millisecond, and every client waits with it."""
 
     def __init__(self, write: Callable[[list[T]], None]) -> None:
         self._write = write
         self._waiting: list[tuple[T, asyncio.Future[None]]] = []
-        self._drain: asyncio.Task[None] | None = None
+        self._writing = False
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="ingest-write")
 
     async def submit(self, item: T) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
         self._waiting.append((item, done))
-        if self._drain is None or self._drain.done():
-            self._drain = asyncio.create_task(self._write_waiting())
-        await asyncio.shield(done)
+        if not self._writing:
+            self._start(loop)
+        await done  # cancelled (the client left): the write goes on, its answer is dropped
 
-    async def _write_waiting(self) -> None:
-        while self._waiting:
-            group, self._waiting = self._waiting, []
-            try:
-                await anyio.to_thread.run_sync(self._write, [item for item, _ in group])
-            except Exception as exc:  # every waiting request learns the write failed
-                for _, done in group:
-                    if not done.done():
-                        done.set_exception(exc)
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        group, self._waiting = self._waiting, []
+        self._writing = True
+        self._thread.submit(self._run, loop, group)
+
+    def _run(self, loop: asyncio.AbstractEventLoop, group: list[tuple[T, Any]]) -> None:
+        """In the writer's thread: the write, then its end handed to the event loop."""
+        try:
+            self._write([item for item, _ in group])
+        except Exception as exc:  # every waiting request learns the write failed
+            loop.call_soon_threadsafe(self._finish, loop, group, exc)
+        else:
+            loop.call_soon_threadsafe(self._finish, loop, group, None)
+
+    def _finish(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        group: list[tuple[T, asyncio.Future[None]]],
+        error: Exception | None,
+    ) -> None:
+        self._writing = False
+        if self._waiting:
+            self._start(loop)
+        for _, done in group:
+            if done.done():
+                continue
+            if error is None:
+                done.set_result(None)
             else:
-                for _, done in group:
-                    if not done.done():
-                        done.set_result(None)
+                done.set_exception(error)
 
 
 class EventIntake:
@@ -130,7 +155,7 @@ class EventIntake:
             raise ValueError("the ingest endpoint needs a store or a log")
         if self.log is not None:
             self._records: GroupWriter[Callable[[], bytes]] | None = GroupWriter(self._append)
-            self._rows: GroupWriter[Sequence[Row]] | None = None
+            self._rows: GroupWriter[Columns] | None = None
         else:
             self._records = None
             self._rows = GroupWriter(self._write_rows)
@@ -140,9 +165,9 @@ class EventIntake:
         assert self.log is not None
         self.log.append([record() for record in records])
 
-    def _write_rows(self, batches: list[Sequence[Row]]) -> None:
+    def _write_rows(self, batches: list[Columns]) -> None:
         assert self.store is not None
-        self.store.write([row for batch in batches for row in batch])
+        self.store.write_columns(joined(batches))
 
     async def make_durable(
         self, project: str, events: Sequence[Mapping[str, Any]], batch: bytes | None = None
@@ -166,7 +191,7 @@ class EventIntake:
                 )
                 await self._records.submit(record)
             elif self._rows is not None:
-                await self._rows.submit(rows_of(events, project))
+                await self._rows.submit(event_columns(events, project, utc_now()))
         except LogFullError:
             return _busy("the ingest log is full (the store is behind); retry later")
         except LogWriteError as exc:
@@ -190,9 +215,10 @@ class EventIntake:
 
 
 def create_ingest_app(settings: IngestSettings) -> Starlette:
-    """The ASGI app serving ``POST /v1/events``, ``POST /v1/traces`` and ``GET /v1/health``:
-    events go into ``settings.log`` when there is one (whoever runs the app runs its
-    ``LogLoader``: under ``serve-ingest``, a process of its own), else into ``settings.store``."""
+    """The ASGI app serving ``POST /v1/events``, ``POST /v1/traces`` (both routed without
+    starlette's router: ``HotRoutes``) and ``GET /v1/health``: events go into ``settings.log``
+    when there is one (whoever runs the app runs its ``LogLoader``: under ``serve-ingest``, a
+    process of its own), else into ``settings.store``."""
     if not settings.keys or any(not key for key in settings.keys):
         raise ValueError("the ingest endpoint needs at least one non-empty key")
     intake = EventIntake(settings)
@@ -218,12 +244,14 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
         return Response(orjson.dumps(intake.health()), 200, media_type="application/json")
 
     post_traces = traces_endpoint(settings.keys, intake.make_durable)
+    hot = {("POST", EVENTS_PATH): post_events, ("POST", TRACES_PATH): post_traces}
     return Starlette(
         routes=[
             Route(EVENTS_PATH, post_events, methods=["POST"]),
             Route(TRACES_PATH, post_traces, methods=["POST"]),
             Route(HEALTH_PATH, get_health, methods=["GET"]),
-        ]
+        ],
+        middleware=[Middleware(HotRoutes, exact=hot)],
     )
 
 
@@ -238,11 +266,6 @@ def accepted_events(raw: bytes) -> tuple[IngestAnswer, list[dict[str, Any]]]:
 def unchanged(answer: IngestAnswer) -> bool:
     """Every event of the batch was accepted as sent: nothing rejected, nothing repaired."""
     return answer["status"] == 200 and not answer.get("warnings")
-
-
-def rows_of(events: Sequence[Mapping[str, Any]], project: str) -> list[Row]:
-    now = utc_now()
-    return [event_row(event, project, now) for event in events]
 
 
 def _too_large(limit: int) -> IngestAnswer:

@@ -21,6 +21,9 @@ from toolcall_spec.analytics.store import EventStore, open_store
 from toolcall_spec.analytics.store.wal import (
     CHECKPOINT,
     HEADER_BYTES,
+    MAX_LOAD_DELAY_SECONDS,
+    MIN_LOAD_BYTES,
+    QUIET_SECONDS,
     LogError,
     LogFullError,
     LogLoader,
@@ -297,3 +300,57 @@ def test_the_loader_never_reads_past_what_was_fsynced(tmp_path: Path, store: Eve
     assert stored_ids(store) == {event["event_id"] for event in first[1]}
     assert loader.checkpoint.corrupt_records == 0
     log.close()
+
+
+# -- when the loader loads: large loads, or a quiet writer, or a bounded delay ----------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_small_backlog_waits_until_the_writer_is_quiet(tmp_path: Path, store: EventStore) -> None:
+    log = WriteAheadLog.open(tmp_path / "log")
+    clock = Clock()
+    loader = LogLoader(log.directory, store, clock=clock)
+    assert not loader.due()  # nothing durable
+    log.append([record for record, _ in records(1)])
+    assert not loader.due()  # just appended: more may follow
+    clock.now += QUIET_SECONDS / 2
+    assert not loader.due()
+    clock.now += QUIET_SECONDS
+    assert loader.due()  # nothing appended since: load what there is
+    assert loader.load_once() == 3
+    assert not loader.due()
+
+
+def test_a_busy_writer_delays_a_small_load_by_at_most_the_bound(
+    tmp_path: Path, store: EventStore
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log")
+    clock = Clock()
+    loader = LogLoader(log.directory, store, clock=clock)
+    waited, appended = 0.0, 0
+    for record, _ in records(200):
+        log.append([record])
+        appended += 1
+        if loader.due():
+            break
+        clock.now += QUIET_SECONDS / 5  # the next batch comes before the writer is quiet
+        waited += QUIET_SECONDS / 5
+    assert MAX_LOAD_DELAY_SECONDS <= waited < MAX_LOAD_DELAY_SECONDS + QUIET_SECONDS
+    assert loader.load_once() == 3 * appended  # one load for all that waited
+
+
+def test_a_large_backlog_is_loaded_at_once(tmp_path: Path, store: EventStore) -> None:
+    log = WriteAheadLog.open(tmp_path / "log")
+    loader = LogLoader(log.directory, store, clock=Clock())
+    big = [tool_call(i) | {"error_message": "x" * 900} for i in range(100)]
+    while log.backlog_bytes() < MIN_LOAD_BYTES:
+        assert not loader.due()
+        log.append([encode_record("p", NOW, big)])
+    assert loader.due()  # the clock never moved: the size alone makes it due

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
+from typing import Any
 
 from toolcall_spec.analytics.store.layout import (
     BY_CATEGORY_SQL,
     BY_DAY_SQL,
     BY_TOOL_SQL,
     TOTALS_SQL,
+    Columns,
     Row,
     StoreMetrics,
     assemble_metrics,
+    columns_of,
+    event_columns,
 )
 
 
@@ -30,8 +35,21 @@ class EventStore(ABC):
     """``duckdb`` or ``clickhouse``."""
 
     @abstractmethod
+    def write_columns(self, columns: Columns) -> None:
+        """Store the rows ``columns`` hold (see ``.layout``), durably, ignoring keys already
+        stored."""
+
     def write(self, rows: Sequence[Row]) -> None:
-        """Store ``rows`` (see ``.layout``), durably, ignoring keys already stored."""
+        """Store ``rows``, as ``write_columns``."""
+        if rows:
+            self.write_columns(columns_of(rows))
+
+    def write_events(
+        self, events: Sequence[Mapping[str, Any]], project_id: str, ingested_at: datetime
+    ) -> None:
+        """Store schema-valid events of ``project_id`` (their rows: ``.layout.event_columns``)."""
+        if events:
+            self.write_columns(event_columns(events, project_id, ingested_at))
 
     @abstractmethod
     def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -32,7 +31,7 @@ from clickhouse_driver.errors import Error
 
 from toolcall_spec.analytics.store.base import EventStore, StoreError
 from toolcall_spec.analytics.store.chdb_engine import EmbeddedEngineError
-from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Row
+from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Columns, Row
 
 DEFAULT_NATIVE_PORT = 9000
 UNKNOWN_FUNCTION = 46
@@ -153,7 +152,8 @@ class ClickHouseStore(EventStore):
             client = self._local.client = self._factory()
         return client
 
-    def write(self, rows: Sequence[Row]) -> None:
+    def write_columns(self, columns: Columns) -> None:
+        rows = list(zip(*columns, strict=True))
         if not rows:
             return
         try:

@@ -1,11 +1,12 @@
 """The embedded engine: one DuckDB database file, zero setup.
 
 A write is one ``INSERT OR IGNORE ... SELECT`` from an Arrow table of the rows (the columns
-handed to DuckDB in one piece: binding Python values per row or per column costs far more), in
-one transaction; DuckDB writes the transaction to its write-ahead log at commit, so a
-batch is acknowledged only after it would survive the process being killed (the next open replays
-the log). One process opens a file for writing at a time; this store serialises its threads on a
-lock, as a DuckDB connection is not meant to be shared by concurrent threads.
+handed to DuckDB in one piece, each built by Arrow from a Python list: binding Python values
+per row or per column costs far more), in one transaction; DuckDB writes the transaction to its
+write-ahead log at commit, so a batch is acknowledged only after it would survive the process
+being killed (the next open replays the log). One process opens a file for writing at a time;
+this store serialises its threads on a lock, as a DuckDB connection is not meant to be shared by
+concurrent threads.
 
 DuckDB's memory is capped (``DEFAULT_MEMORY_LIMIT``, or ``?memory_limit=1GB`` after the file
 name): past the cap it evicts buffers, the primary-key index's included, to its file, so loading
@@ -16,15 +17,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
-from datetime import timezone
 from typing import Any
 
 import duckdb
 import pyarrow
 
 from toolcall_spec.analytics.store.base import EventStore, StoreError
-from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Row
+from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Columns, Row
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -72,7 +71,8 @@ _INSERT = f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) SELECT * FROM {
 
 DEFAULT_MEMORY_LIMIT = "128MB"
 
-_TIME_COLUMNS = tuple(COLUMNS.index(name) for name in ("timestamp", "ingested_at"))
+_UTC = pyarrow.timestamp("us", tz="UTC")
+_TIME_COLUMNS = frozenset(COLUMNS.index(name) for name in ("timestamp", "ingested_at"))
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
@@ -94,10 +94,10 @@ class DuckDBStore(EventStore):
             raise StoreError(f"{path}: cannot open the DuckDB store: {exc}") from None
         return cls(connection, path)
 
-    def write(self, rows: Sequence[Row]) -> None:
-        if not rows:
+    def write_columns(self, columns: Columns) -> None:
+        if not columns or not columns[0]:
             return
-        table = _arrow_table(rows)
+        table = _arrow_table(columns)
         with self._lock:
             try:
                 self._connection.register(_BATCH_VIEW, table)
@@ -120,18 +120,15 @@ class DuckDBStore(EventStore):
             self._connection.close()
 
 
-def _arrow_table(rows: Sequence[Row]) -> Any:
-    """The rows as one Arrow table, column by column. DuckDB's ``TIMESTAMP`` has no zone: the
-    UTC wall time goes in."""
-    columns = [list(column) for column in zip(*rows, strict=True)]
-    for index in _TIME_COLUMNS:
-        columns[index] = [
-            moment.astimezone(timezone.utc).replace(tzinfo=None) for moment in columns[index]
-        ]
+def _arrow_table(columns: Columns) -> Any:
+    """The rows as one Arrow table. DuckDB's ``TIMESTAMP`` has no zone: the UTC wall time goes
+    in (Arrow converts the aware datetimes to UTC, then drops the zone, column at a time)."""
     return pyarrow.Table.from_arrays(
         [
-            pyarrow.array(column, type=field.type)
-            for column, field in zip(columns, _ARROW_SCHEMA, strict=True)
+            pyarrow.array(column, type=_UTC).cast(field.type)
+            if index in _TIME_COLUMNS
+            else pyarrow.array(column, type=field.type)
+            for index, (column, field) in enumerate(zip(columns, _ARROW_SCHEMA, strict=True))
         ],
         schema=_ARROW_SCHEMA,
     )

@@ -10,13 +10,12 @@ once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from toolcall_spec.analytics.ingest import EVENT_KIND, checked_event, rejection, warning
 from toolcall_spec.analytics.store.base import EventStore
-from toolcall_spec.analytics.store.layout import Row, event_row
 from toolcall_spec.catalog import validator
 from toolcall_spec.clock import utc_now
 from toolcall_spec.loading import iter_jsonl
@@ -44,7 +43,7 @@ def load_jsonl(
     events, and line number)."""
     is_valid = validator(EVENT_KIND).is_valid  # the hot loop: a valid line needs nothing else
     counts = LoadCounts()
-    chunk: list[Row] = []
+    chunk: list[Mapping[str, Any]] = []
     now = utc_now()
     for index, (number, value, error) in enumerate(iter_jsonl(handle)):
         if error is None and is_valid(value):
@@ -62,11 +61,11 @@ def load_jsonl(
             if event is None:
                 continue
         counts.accepted += 1
-        chunk.append(event_row(event, project_id, now))
+        chunk.append(event)
         if len(chunk) >= CHUNK_EVENTS:
-            store.write(chunk)
+            store.write_events(chunk, project_id, now)
             chunk = []
-    store.write(chunk)
+    store.write_events(chunk, project_id, now)
     return counts
 
 
