@@ -129,6 +129,14 @@ class EndpointFigures:
     """Seconds from each request sent to its answer."""
     loaded_after: float
     """Seconds from the first request until the store held every event (the log loaded)."""
+    events: int = 0
+    """Events sent in the round."""
+
+    @property
+    def stored_rate(self) -> float:
+        """Events/s into the store: the round's events over the time until all were stored (what
+        a sustained load can keep up without the log's backlog growing)."""
+        return self.events / self.loaded_after
 
     def percentile(self, share: float) -> float:
         ordered = sorted(self.latencies)
@@ -174,9 +182,10 @@ def endpoint_rate(
             if logged:
                 service.wait_loaded(timeout=600, workers=workers)
             loaded_after = time.perf_counter() - start
-            rate = len(bodies) * BATCH_EVENTS / seconds
+            sent = len(bodies) * BATCH_EVENTS
+            rate = sent / seconds
             measured.append(
-                EndpointFigures(rate, rate / cli_rate, [], 0.0, latencies, loaded_after)
+                EndpointFigures(rate, rate / cli_rate, [], 0.0, latencies, loaded_after, sent)
             )
         events = sum(len(bodies) for bodies in rounds) * BATCH_EVENTS
         cpu = (service_cpu_seconds(service.process.pid) - cpu_before) / events
@@ -245,7 +254,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--endpoint-only", action="store_true", help="skip metrics and memory")
     parser.add_argument("--engine", choices=["duckdb", "clickhouse"], help="only this engine")
-    parser.add_argument("--rounds", type=int, help="endpoint rounds, the median counts (3)")
+    parser.add_argument("--rounds", type=int, help="endpoint rounds, the median counts (5)")
     parser.add_argument("--events", type=int, help="stored events for the metrics (1,000,000)")
     parser.add_argument("--batches", type=int, help="batches through the endpoint per round (200)")
     parser.add_argument(
@@ -254,7 +263,7 @@ def main(argv: list[str]) -> None:
     args, _ = parser.parse_known_args(argv)
     stored = args.events or (100_000 if args.quick else 1_000_000)
     batches = args.batches or (50 if args.quick else 500)
-    count = args.rounds or (1 if args.quick else 3)
+    count = args.rounds or (1 if args.quick else 5)
     rounds = [
         [
             orjson.dumps({"events": [event(b * BATCH_EVENTS + i) for i in range(BATCH_EVENTS)]})
@@ -291,9 +300,10 @@ def main(argv: list[str]) -> None:
 
 def cases(engine: str) -> list[tuple[int, tuple[str, ...]]]:
     """Clients and ``serve-ingest`` options measured for each engine: the goal's case (8
-    clients, durable acks; one endpoint process, then two), 1 client, and 8 clients without the
-    log, as before it."""
-    return [(1, ()), (8, ()), (8, ("--workers", "2")), (8, ("--no-log",))]
+    clients, durable acks; one endpoint process, then one per core, at least two), 1 client,
+    and 8 clients without the log, as before it."""
+    workers = ("--workers", str(max(2, os.cpu_count() or 2)))
+    return [(1, ()), (8, ()), (8, workers), (8, ("--no-log",))]
 
 
 GOAL_ENDPOINT_VS_CLI = 0.5
@@ -308,18 +318,18 @@ def print_endpoint(
     cli_rate: float,
 ) -> None:
     ratio = figures.ratio
-    how = {
-        (): "durable log",
-        ("--no-log",): "engine write per answer (--no-log)",
-        ("--workers", "2"): "durable logs, 2 worker processes",
-    }[options]
+    if options[:1] == ("--workers",):
+        how = f"durable logs, {options[1]} worker processes"
+    else:
+        how = "engine write per answer (--no-log)" if options else "durable log, one process"
     print(
         f"endpoint -> {engine}, {clients} client(s), {how}: {figures.rate:,.0f} events/s "
         f"({ratio:.2f}x the CLI alone, the median round of "
         f"{', '.join(f'{each:.2f}' for each in figures.ratios)}); "
         f"ack latency p50 {figures.percentile(0.5) * 1e3:.1f} ms, "
         f"p99 {figures.percentile(0.99) * 1e3:.1f} ms; all in the store after "
-        f"{figures.loaded_after:.2f} s; service CPU {figures.cpu_per_event * 1e6:.0f} us/event "
+        f"{figures.loaded_after:.2f} s ({figures.stored_rate:,.0f} events/s stored); "
+        f"service CPU {figures.cpu_per_event * 1e6:.0f} us/event "
         f"({figures.cpu_per_event * cli_rate:.1f}x the CLI's)"
     )
     if clients == 8 and "--no-log" not in options:

@@ -313,6 +313,7 @@ class Clock:
         return self.now
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.load-delay")
 def test_a_small_backlog_waits_until_the_writer_is_quiet(tmp_path: Path, store: EventStore) -> None:
     log = WriteAheadLog.open(tmp_path / "log")
     clock = Clock()
@@ -328,6 +329,7 @@ def test_a_small_backlog_waits_until_the_writer_is_quiet(tmp_path: Path, store: 
     assert not loader.due()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.load-delay")
 def test_a_busy_writer_delays_a_small_load_by_at_most_the_bound(
     tmp_path: Path, store: EventStore
 ) -> None:
@@ -346,6 +348,7 @@ def test_a_busy_writer_delays_a_small_load_by_at_most_the_bound(
     assert loader.load_once() == 3 * appended  # one load for all that waited
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.load-delay")
 def test_a_large_backlog_is_loaded_at_once(tmp_path: Path, store: EventStore) -> None:
     log = WriteAheadLog.open(tmp_path / "log")
     loader = LogLoader(log.directory, store, clock=Clock())
