@@ -597,7 +597,13 @@ export interface ToolCallEvent {
   intent_signals?: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * At most 2^63 - 1, what a store's 64-bit integer column holds.
+   */
   tokens_in?: number;
+  /**
+   * At most 2^63 - 1, what a store's 64-bit integer column holds.
+   */
   tokens_out?: number;
   country_code?: string;
   locale?: string;

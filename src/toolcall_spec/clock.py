@@ -8,6 +8,7 @@ fixed clock and fixed ids reproduces its documents byte for byte.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -39,11 +40,25 @@ def timestamp_now(clock: Clock = utc_now) -> str:
 
 
 def parse_timestamp(text: str) -> datetime:
-    """An RFC 3339 timestamp (already checked by the schema) as an aware UTC datetime."""
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    """An RFC 3339 timestamp (already checked by the schema) as an aware UTC datetime. Two valid
+    timestamps ``datetime`` cannot hold are read as the nearest moment it can: a leap second
+    (``23:59:60``) as ``23:59:59.999999``, and a moment outside years 1 to 9999 once in UTC
+    (``0001-01-01T00:00:00+01:00``) as the first or last moment of that range."""
+    text = text.replace("Z", "+00:00").replace("z", "+00:00")
+    leap = _LEAP_SECOND.search(text)
+    if leap is not None:  # keep the fraction's digits out: the second's last microsecond
+        text = text[: leap.start()] + ":59.999999" + text[leap.end() :]
+    moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+    try:
+        return moment.astimezone(timezone.utc)
+    except OverflowError:
+        edge = datetime.min if moment.year == 1 else datetime.max
+        return edge.replace(tzinfo=timezone.utc)
+
+
+_LEAP_SECOND = re.compile(r":60(\.\d+)?(?=[+-]\d\d:\d\d$|$)")
 
 
 def elapsed_ms(start: datetime, end: datetime) -> int:

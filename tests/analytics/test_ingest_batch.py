@@ -392,3 +392,25 @@ def test_no_envelope_changes_any_events_verdict(case: Planted, envelope: dict[st
     named = {warning.split(":", 1)[0] for warning in answer.get("envelopeWarnings", [])}
     unknown = {format_path([name]) for name in envelope if name not in ("sdk_version", "sent_at")}
     assert unknown <= named
+
+
+@PER_EVENT
+@pytest.mark.parametrize("value", [2**63, 9.3e18, 1.5e300])
+def test_a_token_count_no_store_column_holds_is_refused_with_its_path(value: float) -> None:
+    """Past 2^63 - 1 a count does not fit the stores' 64-bit columns: accepted, it would be
+    acknowledged and then stop every load after it."""
+    event = {
+        "event_id": "123e4567-e89b-42d3-a456-426614174000",
+        "event_type": "tool_call",
+        "trace_id": "t",
+        "session_id": "s",
+        "timestamp": "2026-11-30T12:00:00Z",
+        "source": "server",
+    }
+    fits = ingest_body(orjson.dumps({"events": [{**event, "tokens_in": 2**63 - 1}]}))
+    assert fits["status"] == 200
+    answer = ingest_body(orjson.dumps({"events": [{**event, "tokens_out": value}]}))
+    assert answer["status"] == 400
+    [issue] = answer["errors"][0]["issues"]
+    assert issue.startswith("tokens_out: ")
+    assert "greater than the maximum" in issue

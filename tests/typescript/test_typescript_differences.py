@@ -42,8 +42,9 @@ def test_an_integer_beyond_64_bits_is_refused_by_python_only(node_judge: NodeJud
     # Python refuses it (toolcall_spec.validation.INTEGER_RANGE: not every JSON reader can hold
     # it); JavaScript's JSON.parse has already turned 2**64 into the double 18446744073709552000
     # before ajv sees it, and a double of that size is an integer to JSON Schema.
-    assert verdicts(node_judge, "tool-call-event", {**EVENT, "tokens_in": 2**64}) == (False, True)
-    assert verdicts(node_judge, "tool-call-event", {**EVENT, "tokens_in": 2**64 - 1}) == (
+    # (latency_ms: a number without a maximum; the token counts stop at 2^63 - 1 on both sides)
+    assert verdicts(node_judge, "tool-call-event", {**EVENT, "latency_ms": 2**64}) == (False, True)
+    assert verdicts(node_judge, "tool-call-event", {**EVENT, "latency_ms": 2**64 - 1}) == (
         True,
         True,
     )
@@ -74,6 +75,23 @@ def test_a_problem_under_an_empty_member_name_has_a_shorter_path_in_python(
     ajv = {p["path"] for p in node_judge.judge("run-event", document)["problems"]}
     assert python == {"payload.fixtureRuns"}
     assert ajv == {"payload.fixtureRuns", 'payload.fixtureRuns[""]'}
+
+
+def test_a_token_count_just_past_its_maximum_is_refused_by_python_only(
+    node_judge: NodeJudge,
+) -> None:
+    # The maximum is 2^63 - 1; JavaScript's JSON.parse reads both it and 2^63 as the double
+    # 2^63, so ajv cannot tell them apart. From 2^63 + 2048 on, the doubles differ and both
+    # sides refuse.
+    assert verdicts(node_judge, "tool-call-event", {**EVENT, "tokens_in": 2**63 - 1}) == (
+        True,
+        True,
+    )
+    assert verdicts(node_judge, "tool-call-event", {**EVENT, "tokens_in": 2**63}) == (False, True)
+    assert verdicts(node_judge, "tool-call-event", {**EVENT, "tokens_in": 2**63 + 2048}) == (
+        False,
+        False,
+    )
 
 
 def test_a_uri_with_an_empty_hier_part_is_refused_by_ajv_formats_only(

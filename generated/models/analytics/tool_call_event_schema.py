@@ -143,8 +143,14 @@ class ToolCallEvent(_JsonSchemaRuntimeValidationBase, ToolCallEventRules):
     input_values: dict[str, Any] | MISSING = MISSING
     output_content: dict[str, Any] | MISSING = MISSING
     intent_signals: dict[str, Any] | MISSING = MISSING
-    tokens_in: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
-    tokens_out: Annotated[StrictInt | MISSING, Field(ge=0)] = MISSING
+    tokens_in: Annotated[StrictInt | MISSING, Field(ge=0, le=9223372036854775807)] = MISSING
+    """
+    At most 2^63 - 1, what a store's 64-bit integer column holds.
+    """
+    tokens_out: Annotated[StrictInt | MISSING, Field(ge=0, le=9223372036854775807)] = MISSING
+    """
+    At most 2^63 - 1, what a store's 64-bit integer column holds.
+    """
     country_code: Annotated[StrictStr | MISSING, Field(pattern='^[A-Z]{2}$')] = MISSING
     locale: Annotated[StrictStr | MISSING, Field(max_length=35)] = MISSING
     end_user_agent: Annotated[StrictStr | MISSING, Field(max_length=512)] = MISSING

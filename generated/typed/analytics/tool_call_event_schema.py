@@ -71,7 +71,13 @@ class ToolCallEvent(TypedDict, closed=True):
     output_content: NotRequired[dict[str, Any]]
     intent_signals: NotRequired[dict[str, Any]]
     tokens_in: NotRequired[int]
+    """
+    At most 2^63 - 1, what a store's 64-bit integer column holds.
+    """
     tokens_out: NotRequired[int]
+    """
+    At most 2^63 - 1, what a store's 64-bit integer column holds.
+    """
     country_code: NotRequired[str]
     locale: NotRequired[str]
     end_user_agent: NotRequired[str]

@@ -16,6 +16,7 @@ import orjson
 import pytest
 from support.store import fresh_database_url, tool_call
 
+from toolcall_spec import validate
 from toolcall_spec.analytics.metrics import jsonl_error_metrics
 from toolcall_spec.analytics.store import EventStore, StoreError, event_row, open_store
 from toolcall_spec.analytics.store.layout import TABLE
@@ -264,3 +265,32 @@ def test_a_second_chdb_directory_while_one_is_open_is_refused(
     refused = pytest.raises(StoreError, match="cannot open the embedded ClickHouse store")
     with open_store(fresh_database_url(chdb_base_url)), refused:
         open_store(f"chdb://{tmp_path / 'other'}")
+
+
+EDGE_TIMESTAMPS = [
+    "2016-12-31T23:59:60Z",  # a leap second: RFC 3339 has it, datetime does not
+    "2016-12-31T18:59:60.250-05:00",
+    "0001-01-01T00:00:00+01:00",  # before year 1 once in UTC
+    "9999-12-31T23:59:59-01:00",  # after year 9999 once in UTC
+    "1900-01-01T00:00:00Z",  # before what ClickHouse's DateTime (18.16) holds
+    "2299-12-31T23:59:59Z",  # after it, within DateTime64
+]
+"""Valid timestamps a store's time column cannot hold as sent."""
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
+def test_every_valid_event_is_stored_whatever_its_timestamp_and_counts(
+    store: EventStore,
+) -> None:
+    """A schema-valid event the store could not hold would stop every load after it: the row
+    takes the nearest time its column holds, and the stored JSON keeps what was sent."""
+    events = [tool_call(i, timestamp=moment) for i, moment in enumerate(EDGE_TIMESTAMPS)]
+    events.append(tool_call(99, tokens_in=2**63 - 1, tokens_out=2**63 - 1))
+    for event in events:
+        assert not [p for p in validate(event, "tool-call-event") if p.severity == "error"]
+    store.write_events(events, "p1", NOW)
+    assert store.count("p1") == len(events)
+    kept = store.query("SELECT event_json FROM {events} WHERE project_id = %(p)s", {"p": "p1"})
+    assert sorted(orjson.loads(row[0])["event_id"] for row in kept) == sorted(
+        event["event_id"] for event in events
+    )

@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from support.store import tool_call
 
 from toolcall_spec.analytics.store import EventStore, open_store
+from toolcall_spec.analytics.store.base import UnstorableRowsError
+from toolcall_spec.analytics.store.layout import COLUMNS, Columns, Row
 from toolcall_spec.analytics.store.wal import (
     CHECKPOINT,
     HEADER_BYTES,
@@ -357,3 +359,50 @@ def test_a_large_backlog_is_loaded_at_once(tmp_path: Path, store: EventStore) ->
         assert not loader.due()
         log.append([encode_record("p", NOW, big)])
     assert loader.due()  # the clock never moved: the size alone makes it due
+
+
+# -- an event the store cannot hold stops nothing ------------------------------------------------
+
+
+class RefusesOne(EventStore):
+    """A real store that refuses, as a value its columns cannot hold, any write holding one
+    event id: an event no engine should ever get, should one come all the same."""
+
+    engine = "duckdb"
+
+    def __init__(self, inner: EventStore, refused: str) -> None:
+        self.inner = inner
+        self.refused = refused
+        self.writes = 0
+
+    def write_columns(self, columns: Columns) -> None:
+        self.writes += 1
+        if self.refused in columns[COLUMNS.index("event_id")]:
+            raise UnstorableRowsError("a value does not fit")
+        self.inner.write_columns(columns)
+
+    def query(self, sql: str, parameters: dict[str, str]) -> list[Row]:
+        return self.inner.query(sql, parameters)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
+def test_an_event_the_store_cannot_hold_is_left_out_counted_and_the_rest_loaded(
+    tmp_path: Path, store: EventStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = WriteAheadLog.open(tmp_path / "log")
+    written = records(40, per_record=5)
+    bad = written[17][1][3]
+    log.append([record for record, _ in written])
+    refusing = RefusesOne(store, bad["event_id"])
+    with caplog.at_level(logging.ERROR, logger="toolcall_spec.wal"):
+        loader = load_all(log, refusing)
+    good = {event["event_id"] for _, events in written for event in events} - {bad["event_id"]}
+    assert stored_ids(store) == good
+    assert loader.checkpoint.unstorable_events == 1
+    assert loader.checkpoint.loaded_events == len(good)
+    assert bad["event_id"] in caplog.text
+    assert refusing.writes < 2 * 200 // 10  # halves, not one write per event
+    assert log.stats()["unstorable_events"] == 1

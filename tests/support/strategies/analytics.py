@@ -21,7 +21,7 @@ from support.strategies.values import (
     timestamps,
     uuids,
 )
-from toolcall_spec.validation import INTEGER_RANGE
+from toolcall_spec.catalog import load_schema
 
 # --- valid tool_call events ---------------------------------------------------------------------
 
@@ -49,9 +49,10 @@ _open_objects = st.dictionaries(
     member_names | st.text(text_chars, max_size=8), json_values(1), max_size=2
 )
 
-# Up to the top of the 64-bit range every reader of the package takes: the schema allows more, but
-# ingest refuses such an event (its own tests cover that), and these events are ones it accepts.
-_token_counts = json_integers(0, INTEGER_RANGE.stop - 1)
+# Up to the schema's maximum (2^63 - 1: what the stores' 64-bit columns hold).
+_token_counts = json_integers(
+    0, load_schema("tool-call-event")["properties"]["tokens_in"]["maximum"]
+)
 
 _tool_call_base = objects_of(
     {

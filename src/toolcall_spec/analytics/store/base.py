@@ -26,6 +26,11 @@ class StoreError(Exception):
     """The store could not be opened, written or read; the message says which and why."""
 
 
+class UnstorableRowsError(StoreError):
+    """The rows themselves cannot be written (a value the engine's column cannot hold): the same
+    write fails again, whereas another ``StoreError`` (the engine down) may pass on a retry."""
+
+
 class EventStore(ABC):
     """Where accepted events live. ``write`` returns only once the rows are durably written
     (an endpoint acknowledges a batch after it returns); writing a row whose

@@ -22,14 +22,16 @@ which is how the DDL and the metric SQL are shown to run on today's ClickHouse.
 from __future__ import annotations
 
 import logging
+import struct
 import threading
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from clickhouse_driver import Client
-from clickhouse_driver.errors import Error
+from clickhouse_driver.errors import Error, TypeMismatchError
 
-from toolcall_spec.analytics.store.base import EventStore, StoreError
+from toolcall_spec.analytics.store.base import EventStore, StoreError, UnstorableRowsError
 from toolcall_spec.analytics.store.chdb_engine import EmbeddedEngineError
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Columns, Row
 
@@ -37,6 +39,8 @@ DEFAULT_NATIVE_PORT = 9000
 UNKNOWN_FUNCTION = 46
 """ClickHouse's error code for a function the server does not have."""
 _FAILURES = (Error, OSError, EOFError, EmbeddedEngineError)
+_VALUE_ERRORS = (TypeMismatchError, struct.error, OverflowError, TypeError, ValueError)
+"""What the driver raises for a value a column cannot hold (the rows, not the server)."""
 """What a failed statement raises: the driver's errors, a lost connection, or chDB's refusal."""
 
 # The driver logs each failed connection attempt as a warning with a traceback; the failure
@@ -153,11 +157,13 @@ class ClickHouseStore(EventStore):
         return client
 
     def write_columns(self, columns: Columns) -> None:
-        rows = list(zip(*columns, strict=True))
+        rows = list(zip(*within_time_range(columns, self.time_type), strict=True))
         if not rows:
             return
         try:
             self._client().execute(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES", rows)
+        except _VALUE_ERRORS as exc:  # the driver's encoding of a value, not the server
+            raise UnstorableRowsError(f"{self.url}: a value does not fit: {exc}") from None
         except _FAILURES as exc:
             raise StoreError(f"{self.url}: write failed: {exc}") from None
 
@@ -173,6 +179,32 @@ class ClickHouseStore(EventStore):
         if client is not None:
             client.disconnect()
             self._local.client = None
+
+
+_UTC = timezone.utc
+TIME_RANGES = {
+    SECOND_TIME: (datetime(1970, 1, 1, tzinfo=_UTC), datetime(2106, 2, 7, 6, 28, 15, tzinfo=_UTC)),
+    MILLISECOND_TIME: (
+        datetime(1900, 1, 1, tzinfo=_UTC),
+        datetime(2299, 12, 31, 23, 59, 59, 999000, tzinfo=_UTC),
+    ),
+}
+"""The moments each time type holds (``DateTime``: unsigned seconds since 1970)."""
+
+
+def within_time_range(columns: Columns, time_type: str) -> Columns:
+    """The columns with each event's timestamp moved into what the table's time type holds (the
+    nearest end); the stored JSON keeps the timestamp as sent."""
+    if not columns:
+        return columns
+    kind = MILLISECOND_TIME if time_type.startswith("DateTime64") else SECOND_TIME
+    low, high = TIME_RANGES[kind]
+    index = COLUMNS.index("timestamp")
+    moments = columns[index]
+    if all(low <= moment <= high for moment in moments):
+        return columns
+    clamped = [min(max(moment, low), high) for moment in moments]
+    return [*columns[:index], clamped, *columns[index + 1 :]]
 
 
 def supports_datetime64(client: Any) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow
 
-from toolcall_spec.analytics.store.base import EventStore, StoreError
+from toolcall_spec.analytics.store.base import EventStore, StoreError, UnstorableRowsError
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Columns, Row
 
 DDL = f"""
@@ -70,6 +70,8 @@ _BATCH_VIEW = "incoming_rows"
 _INSERT = f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) SELECT * FROM {_BATCH_VIEW}"
 
 DEFAULT_MEMORY_LIMIT = "128MB"
+_VALUE_ERRORS = (duckdb.ConversionException, duckdb.OutOfRangeException)
+"""What DuckDB raises for a value its column cannot hold (the rows, not the engine)."""
 
 _UTC = pyarrow.timestamp("us", tz="UTC")
 _TIME_COLUMNS = frozenset(COLUMNS.index(name) for name in ("timestamp", "ingested_at"))
@@ -97,11 +99,16 @@ class DuckDBStore(EventStore):
     def write_columns(self, columns: Columns) -> None:
         if not columns or not columns[0]:
             return
-        table = _arrow_table(columns)
+        try:
+            table = _arrow_table(columns)
+        except (pyarrow.ArrowException, OverflowError, TypeError, ValueError) as exc:
+            raise UnstorableRowsError(f"{self.path}: a value does not fit: {exc}") from None
         with self._lock:
             try:
                 self._connection.register(_BATCH_VIEW, table)
                 self._connection.execute(_INSERT)  # one statement: its own transaction
+            except _VALUE_ERRORS as exc:
+                raise UnstorableRowsError(f"{self.path}: a value does not fit: {exc}") from None
             except duckdb.Error as exc:
                 raise StoreError(f"{self.path}: write failed: {exc}") from None
             finally:

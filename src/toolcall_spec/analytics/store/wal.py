@@ -32,6 +32,11 @@ crash between the two, the record is loaded again and the store's dedupe key (pr
 ``event_id``) keeps one row. The accepted-at time is kept in the record, so a reloaded row is the
 same row (ClickHouse's first-write-wins rank derives from it).
 
+**An event the store cannot hold** (none is known: the schema bounds the counts, and a timestamp
+takes the nearest moment its column holds) would fail every load that holds it, and every load
+after it. Should one come, the loader writes the load in halves down to that one event, leaves it
+out, logs its ``event_id`` and counts it (``unstorable_events``), and loads the rest.
+
 **Bounded.** ``backlog_bytes`` (written, not yet loaded) is checked before a batch is taken
 (``has_room``): past ``max_backlog_bytes`` the endpoint answers 503 with ``Retry-After``. A write
 or fsync that fails (``ENOSPC`` above all) raises ``LogWriteError``; the file is cut back to the
@@ -57,7 +62,7 @@ from typing import Any
 
 import orjson
 
-from toolcall_spec.analytics.store.base import EventStore, StoreError
+from toolcall_spec.analytics.store.base import EventStore, StoreError, UnstorableRowsError
 from toolcall_spec.analytics.store.layout import event_columns, joined
 
 logger = logging.getLogger("toolcall_spec.wal")
@@ -88,6 +93,10 @@ cost (DuckDB, measured: 43.6 us of loader CPU per event in loads of 300 events, 
 of 20,000), so a loader that took each record as soon as it was durable spent most of its CPU on
 small loads, taken from the answers on the same cores."""
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_MAPPING_ERRORS = (ValueError, TypeError, OverflowError, KeyError)
+"""What turning a logged event into its row may raise for a value no row can hold. The event was
+checked before it was logged, so none is expected; should one come, that event is left out
+(logged, counted) rather than stopping every load after it."""
 
 
 class LogError(StoreError):
@@ -123,6 +132,7 @@ class Checkpoint:
     offset: int = 0
     loaded_events: int = 0
     corrupt_records: int = 0
+    unstorable_events: int = 0
     last_load_error: str | None = None
 
     @property
@@ -482,6 +492,7 @@ class WriteAheadLog:
             "appended_events": self.appended_events,
             "loaded_events": checkpoint.loaded_events,
             "corrupt_records": checkpoint.corrupt_records,
+            "unstorable_events": checkpoint.unstorable_events,
             "last_load_error": checkpoint.last_load_error,
             "cut_bytes": self.cut_bytes,
             "segments": len(self._ends),
@@ -522,18 +533,41 @@ class LogLoader:
         """Load one batch from the checkpoint into the store; the events loaded. ``StoreError``
         when the store write fails (the checkpoint stays; the next call tries again)."""
         frames, position, skipped = self._next_frames()
-        parts = []
-        for frame in frames:
-            record = decode_payload(frame.payload)
-            if record.events:
-                parts.append(event_columns(record.events, record.project, record.accepted_at))
-        if parts:
-            self.store.write_columns(joined(parts))
+        records = [decode_payload(frame.payload) for frame in frames]
+        try:
+            parts = [event_columns(r.events, r.project, r.accepted_at) for r in records if r.events]
+            if parts:
+                self.store.write_columns(joined(parts))
+            unstorable = 0
+        except (UnstorableRowsError, *_MAPPING_ERRORS):
+            unstorable = self._write_apart([(r, event) for r in records for event in r.events])
         self._waiting_since = None
-        loaded = sum(frame.count for frame in frames)
+        loaded = sum(frame.count for frame in frames) - unstorable
         if position != self.checkpoint.position or skipped:
-            self._advance(position, loaded, skipped)
+            self._advance(position, loaded, skipped, unstorable)
         return loaded
+
+    def _write_apart(self, items: list[tuple[Record, dict[str, Any]]]) -> int:
+        """Write the events in halves, down to one event, when a write of them all failed on its
+        rows: every event that can be stored is, and each one that cannot is left out, logged
+        with its ``event_id`` (and counted). The number left out."""
+        try:
+            self.store.write_columns(
+                joined([event_columns([event], r.project, r.accepted_at) for r, event in items])
+            )
+        except (UnstorableRowsError, *_MAPPING_ERRORS) as exc:
+            if len(items) > 1:
+                half = len(items) // 2
+                return self._write_apart(items[:half]) + self._write_apart(items[half:])
+            logger.error(
+                "%s: event %s of project %s cannot be stored and is left out: %s",
+                self.directory,
+                items[0][1].get("event_id"),
+                items[0][0].project,
+                exc,
+            )
+            return 1
+        return 0
 
     def pending(self) -> bool:
         """Something durable past the checkpoint."""
@@ -620,11 +654,14 @@ class LogLoader:
             )
         return frames, at, skipped
 
-    def _advance(self, position: tuple[int, int], loaded: int, skipped: int) -> None:
+    def _advance(
+        self, position: tuple[int, int], loaded: int, skipped: int, unstorable: int = 0
+    ) -> None:
         checkpoint = self.checkpoint
         checkpoint.segment, checkpoint.offset = position
         checkpoint.loaded_events += loaded
         checkpoint.corrupt_records += skipped
+        checkpoint.unstorable_events += unstorable
         checkpoint.last_load_error = None
         write_checkpoint(self.directory, checkpoint)
         for number in segment_numbers(self.directory):
