@@ -29,6 +29,7 @@ accepted as sent is logged as the body received, not encoded again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -116,19 +117,21 @@ class GroupWriter(Generic[T]):
         self._thread.submit(self._run, loop, group)
 
     def _run(self, loop: asyncio.AbstractEventLoop, group: list[tuple[T, Any]]) -> None:
-        """In the writer's thread: the write, then its end handed to the event loop."""
+        """In the writer's thread: the write, then its end handed to the event loop (whatever
+        the write raised: the next write waits for this one's end)."""
+        error: BaseException | None = None
         try:
             self._write([item for item, _ in group])
-        except Exception as exc:  # every waiting request learns the write failed
-            loop.call_soon_threadsafe(self._finish, loop, group, exc)
-        else:
-            loop.call_soon_threadsafe(self._finish, loop, group, None)
+        except BaseException as exc:  # every waiting request learns the write failed
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits any more
+            loop.call_soon_threadsafe(self._finish, loop, group, error)
 
     def _finish(
         self,
         loop: asyncio.AbstractEventLoop,
         group: list[tuple[T, asyncio.Future[None]]],
-        error: Exception | None,
+        error: BaseException | None,
     ) -> None:
         self._writing = False
         if self._waiting:

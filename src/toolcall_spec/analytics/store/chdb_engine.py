@@ -9,9 +9,9 @@ path, while the first is open, is refused with chDB's message.
 
 The driver's calls map as follows: a query's ``%(name)s`` placeholders become server-side
 ``{name:String}`` parameters (every parameter the store passes is a string); an
-``INSERT ... VALUES`` with rows sends them as ``JSONEachRow``, times in RFC 3339 read with
-``best_effort`` parsing, so a ``DateTime64(3)`` column keeps the milliseconds; a ``SELECT``
-answers rows as tuples of Python values (through Arrow).
+``INSERT ... VALUES`` with rows (or columns: ``columnar=True``) sends them as ``JSONEachRow``,
+times in RFC 3339 read with ``best_effort`` parsing, so a ``DateTime64(3)`` column keeps the
+milliseconds; a ``SELECT`` answers rows as tuples of Python values (through Arrow).
 """
 
 from __future__ import annotations
@@ -46,10 +46,13 @@ class EmbeddedClient:
             raise EmbeddedEngineError(str(exc)) from None
         self._database = database
 
-    def execute(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    def execute(
+        self, sql: str, params: Any = None, *, columnar: bool = False
+    ) -> list[tuple[Any, ...]]:
         insert = _INSERT_VALUES.match(sql)
         if insert is not None and isinstance(params, Sequence):
-            self._run(_json_each_row(insert.group(1), insert.group(2), params), "CSV", None)
+            rows = list(zip(*params, strict=True)) if columnar else params
+            self._run(_json_each_row(insert.group(1), insert.group(2), rows), "CSV", None)
             return []
         text = _PLACEHOLDER.sub(r"{\1:String}", sql)
         if not text.lstrip().upper().startswith("SELECT"):
