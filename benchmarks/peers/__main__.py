@@ -50,7 +50,6 @@ PEER_TITLES = {
     "toolcall-spec-memory": "toolcall_spec.mcp.instrument + MemorySink",
     "toolcall-spec-otel": "toolcall_spec.mcp.instrument + OpenTelemetrySink",
 }
-FRAMEWORK_PACKAGES = {"mcpserver": "mcp", "fastmcp": "fastmcp"}
 SHORT = {
     "is_error": "isError",
     "raised": "raised",

@@ -83,10 +83,6 @@ EXPECTED_COUNTS = Counter(call.kind for call in CALLS)
 """What the probe is built to produce: 8 successes, 6 / 4 / 2 / 2 errors."""
 
 
-def call_for_tool(name: str) -> ProbeCall | None:
-    return next((call for call in CALLS if call.tool == name), None)
-
-
 def _failure(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 

@@ -45,7 +45,7 @@ def parse_timestamp(text: str) -> datetime:
     (``23:59:60``) as ``23:59:59.999999``, and a moment outside years 1 to 9999 once in UTC
     (``0001-01-01T00:00:00+01:00``) as the first or last moment of that range."""
     text = text.replace("Z", "+00:00").replace("z", "+00:00")
-    leap = _LEAP_SECOND.search(text)
+    leap = _LEAP_SECOND.search(text) if ":60" in text else None
     if leap is not None:  # keep the fraction's digits out: the second's last microsecond
         text = text[: leap.start()] + ":59.999999" + text[leap.end() :]
     moment = datetime.fromisoformat(text)

@@ -20,14 +20,20 @@ from mcp.types import (
     PaginatedRequestParams,
     Tool,
 )
-from support.mcp_servers import DEMO_CALLS, demo_server, event_summary, ids, run_calls
+from support.mcp_servers import (
+    DEMO_CALLS,
+    assert_probe_events,
+    demo_server,
+    event_summary,
+    ids,
+    run_calls,
+)
 
 from toolcall_spec.analytics.classify import classify_result
 from toolcall_spec.analytics.ingest import ingest_batch
 from toolcall_spec.analytics.sinks import JsonlFileSink, MemorySink
 from toolcall_spec.loading import iter_jsonl
 from toolcall_spec.mcp import instrument
-from toolcall_spec.validation import validate
 
 ONE_EVENT = pytest.mark.requirement("toolcall-spec.requirement.analytics.one-event-per-call")
 TOOL_ERROR = pytest.mark.requirement("toolcall-spec.requirement.analytics.tool-error-category")
@@ -49,26 +55,10 @@ def test_every_call_yields_exactly_one_event_classified_by_its_outcome(mode: str
     analytics = instrument(server, sink)
     run_calls(server, CALLS, mode)
     assert len(sink.events) == len(CALLS) == analytics.events_emitted
+    assert_probe_events("mcp", sink.events)
     rows = [event_summary(event) for event in sink.events]
-    assert rows[:7] == [
-        ("add", "success", None, None, True),
-        ("lookup_offer", "error", "tool_error", "Offer A-17 expired for [EMAIL_REDACTED]", True),
-        ("silent_failure", "error", "tool_error", None, True),
-        ("crash", "error", "unknown", "customer [EMAIL_REDACTED] not found", True),
-        ("async_crash", "error", "unknown", "card [CC_REDACTED] was declined", True),
-        ("quota", "error", "unknown", "quota exceeded for [EMAIL_REDACTED]", True),
-        ("no_such_tool", "error", "validation", "Unknown tool: no_such_tool", False),
-    ]
-    name, status, category, message, has_latency = rows[7]
-    assert (name, status, category, has_latency) == ("add", "error", "validation", False)
-    assert "validation error" in message
-    assert "[EMAIL_REDACTED]" in message
-    assert "max@example.com" not in message
-    assert rows[8] == ("dict_with_flag", "success", None, None, True)
+    assert "validation error" in rows[7][3]
     assert rows[9] == ("bad_output", "error", "server", "Error executing tool bad_output", True)
-    for event in sink.events:
-        assert validate(event, "tool-call-event") == []
-    assert ingest_batch({"events": sink.events})["status"] == 200
 
 
 @THROWN

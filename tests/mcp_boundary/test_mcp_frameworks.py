@@ -22,14 +22,19 @@ import mcp
 from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
-from support.mcp_servers import DEMO_CALLS, FRAMEWORKS, Call, event_summary, framework_server
+from support.mcp_servers import (
+    DEMO_CALLS,
+    FRAMEWORKS,
+    Call,
+    assert_probe_events,
+    event_summary,
+    framework_server,
+)
 
-from toolcall_spec.analytics.ingest import ingest_batch
 from toolcall_spec.analytics.sinks import MemorySink
 from toolcall_spec.http.server import BackgroundServer
 from toolcall_spec.loading import iter_jsonl
 from toolcall_spec.mcp import derive_session_id, instrument
-from toolcall_spec.validation import validate
 
 ONE_EVENT = pytest.mark.requirement("toolcall-spec.requirement.analytics.one-event-per-call")
 TOOL_ERROR = pytest.mark.requirement("toolcall-spec.requirement.analytics.tool-error-category")
@@ -42,41 +47,6 @@ PROBE_SERVER = Path(__file__).resolve().parent.parent / "support" / "mcp_probe_s
 TIMEOUT = 60
 
 PROBE = DEMO_CALLS
-
-UNKNOWN_TOOL = {
-    "mcp": "Unknown tool: no_such_tool",  # MCPServer's text
-    "fastmcp": "Unknown tool: 'no_such_tool'",  # FastMCP's: f"Unknown tool: {key!r}"
-}
-BAD_OUTPUT = {
-    "mcp": "Error executing tool bad_output",
-    "fastmcp": "Error calling tool 'bad_output': structured_content must be a dict",
-}
-
-
-def assert_probe_events(framework: str, events: list[dict[str, Any]]) -> None:
-    """The events of one run of PROBE: exactly one per call, each as the rules say."""
-    assert len(events) == len(PROBE)
-    rows = [event_summary(event) for event in events]
-    assert rows[:7] == [
-        ("add", "success", None, None, True),
-        ("lookup_offer", "error", "tool_error", "Offer A-17 expired for [EMAIL_REDACTED]", True),
-        ("silent_failure", "error", "tool_error", None, True),
-        ("crash", "error", "unknown", "customer [EMAIL_REDACTED] not found", True),
-        ("async_crash", "error", "unknown", "card [CC_REDACTED] was declined", True),
-        ("quota", "error", "unknown", "quota exceeded for [EMAIL_REDACTED]", True),
-        ("no_such_tool", "error", "validation", UNKNOWN_TOOL[framework], False),
-    ]
-    name, status, category, message, has_latency = rows[7]
-    assert (name, status, category, has_latency) == ("add", "error", "validation", False)
-    assert "[EMAIL_REDACTED]" in message
-    assert "max@example.com" not in message
-    assert rows[8] == ("dict_with_flag", "success", None, None, True)
-    name, status, category, message, has_latency = rows[9]
-    assert (name, status, category, has_latency) == ("bad_output", "error", "server", True)
-    assert message.startswith(BAD_OUTPUT[framework])
-    for event in events:
-        assert validate(event, "tool-call-event") == []
-    assert ingest_batch({"events": events})["status"] == 200
 
 
 def assert_client_saw_errors(framework: str, outcomes: list[Any]) -> None:

@@ -12,6 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolcall_spec.analytics.ingest import MAX_BATCH_EVENTS
+from toolcall_spec.analytics.sinks import IngestPostSink
 from toolcall_spec.mcp.record import Recorder
 from toolcall_spec.rules import is_tool_error
 from toolcall_spec.validation import validate
@@ -106,3 +108,8 @@ def test_the_suite_file_gets_ordinary_permissions_and_keeps_chosen_ones(tmp_path
     out.chmod(0o640)
     recorder.close()
     assert out.stat().st_mode & 0o777 == 0o640
+
+
+def test_the_posting_sink_batches_no_more_than_the_endpoint_takes() -> None:
+    """``IngestPostSink.MAX_BATCH`` is a copy (the sink does not import the validators)."""
+    assert IngestPostSink.MAX_BATCH == MAX_BATCH_EVENTS

@@ -17,6 +17,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
+from toolcall_spec.analytics.ingest import ingest_batch
+from toolcall_spec.validation import validate
+
 Call = tuple[str, dict[str, Any]]
 
 
@@ -171,3 +174,39 @@ def run_calls(server: Server[Any] | MCPServer, calls: list[Call], mode: str = "a
 def ids() -> Callable[[], str]:
     counter = itertools.count()
     return lambda: f"00000000-0000-4000-8000-{next(counter):012d}"
+
+
+UNKNOWN_TOOL = {
+    "mcp": "Unknown tool: no_such_tool",  # MCPServer's text
+    "fastmcp": "Unknown tool: 'no_such_tool'",  # FastMCP's: f"Unknown tool: {key!r}"
+}
+BAD_OUTPUT = {
+    "mcp": "Error executing tool bad_output",
+    "fastmcp": "Error calling tool 'bad_output': structured_content must be a dict",
+}
+
+
+def assert_probe_events(framework: str, events: list[dict[str, Any]]) -> None:
+    """The events of one run of DEMO_CALLS: exactly one per call, each as the rules say."""
+    assert len(events) == len(DEMO_CALLS)
+    rows = [event_summary(event) for event in events]
+    assert rows[:7] == [
+        ("add", "success", None, None, True),
+        ("lookup_offer", "error", "tool_error", "Offer A-17 expired for [EMAIL_REDACTED]", True),
+        ("silent_failure", "error", "tool_error", None, True),
+        ("crash", "error", "unknown", "customer [EMAIL_REDACTED] not found", True),
+        ("async_crash", "error", "unknown", "card [CC_REDACTED] was declined", True),
+        ("quota", "error", "unknown", "quota exceeded for [EMAIL_REDACTED]", True),
+        ("no_such_tool", "error", "validation", UNKNOWN_TOOL[framework], False),
+    ]
+    name, status, category, message, has_latency = rows[7]
+    assert (name, status, category, has_latency) == ("add", "error", "validation", False)
+    assert "[EMAIL_REDACTED]" in message
+    assert "max@example.com" not in message
+    assert rows[8] == ("dict_with_flag", "success", None, None, True)
+    name, status, category, message, has_latency = rows[9]
+    assert (name, status, category, has_latency) == ("bad_output", "error", "server", True)
+    assert message.startswith(BAD_OUTPUT[framework])
+    for event in events:
+        assert validate(event, "tool-call-event") == []
+    assert ingest_batch({"events": events})["status"] == 200

@@ -36,17 +36,14 @@ from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from toolcall_spec import __version__
+from toolcall_spec.analytics.otlp_spans import CATEGORY_ATTRIBUTE, TOOL_ERROR, TOOLS_CALL
 from toolcall_spec.analytics.pii import strip_pii
 from toolcall_spec.clock import parse_timestamp
 from toolcall_spec.rules import is_tool_error
 
-TOOLS_CALL = "tools/call"
-TOOL_ERROR = "tool_error"
 DURATION_METRIC = "mcp.server.operation.duration"
 # The conventions' advisory buckets for MCP operation durations, in seconds.
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
-CATEGORY_ATTRIBUTE = "toolcall_spec.error_category"
-"""Not a convention: this package's finer category (``timeout``, ``validation``...)."""
 EVENT_ID_ATTRIBUTE = "toolcall_spec.event_id"
 
 

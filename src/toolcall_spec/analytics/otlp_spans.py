@@ -41,6 +41,7 @@ from typing import Any
 
 from toolcall_spec.analytics.classify import Classification, ErrorCategory, error_message
 from toolcall_spec.analytics.events import EventFactory
+from toolcall_spec.analytics.metrics import CATEGORIES
 from toolcall_spec.json_paths import format_path
 from toolcall_spec.loading import DocumentError, parse_json
 from toolcall_spec.typed import ToolCallEvent
@@ -48,7 +49,9 @@ from toolcall_spec.typed import ToolCallEvent
 TOOLS_CALL = "tools/call"
 TOOL_ERROR = "tool_error"
 CATEGORY_ATTRIBUTE = "toolcall_spec.error_category"
-"""This package's finer category, set by ``OpenTelemetrySink`` (``analytics.otel``)."""
+"""Not a convention: this package's finer category (``timeout``, ``validation``...), set by
+``OpenTelemetrySink`` (``analytics.otel``, which writes these attributes; this module reads
+them, and has no OpenTelemetry import of its own)."""
 SPAN_KIND_SERVER = 2
 STATUS_CODE_ERROR = 2
 JSON_TYPE = "application/json"
@@ -56,9 +59,6 @@ PROTOBUF_TYPE = "application/x-protobuf"
 SDK_VERSION_LIMIT = 64
 """The schema's ``maxLength`` of ``sdk_version``, which carries the instrumentation scope."""
 
-_CATEGORIES: frozenset[str] = frozenset(
-    ("auth", "validation", "timeout", "rate_limit", "server", "unknown", "tool_error")
-)
 EVENT_ID_NAMESPACE = uuid.UUID("5b7c3f1e-2d44-4c59-9a0e-0f6d1c2b7a31")
 """The UUID 5 namespace of event ids derived from a span (fixed: a retry must derive the same)."""
 _KINDS = {
@@ -206,7 +206,7 @@ def span_classification(span: OtlpSpan) -> Classification:
         return Classification("success")
     category: ErrorCategory = "tool_error" if error_type == TOOL_ERROR else "unknown"
     refined = span.attributes.get(CATEGORY_ATTRIBUTE)
-    if isinstance(refined, str) and refined in _CATEGORIES:
+    if isinstance(refined, str) and refined in CATEGORIES:
         category = refined  # type: ignore[assignment]  # checked against the schema's enum
     return Classification("error", category, error_message(span.status_message or None))
 

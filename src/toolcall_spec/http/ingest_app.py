@@ -156,12 +156,9 @@ class EventIntake:
         self.store = settings.store
         if self.log is None and self.store is None:
             raise ValueError("the ingest endpoint needs a store or a log")
-        if self.log is not None:
-            self._records: GroupWriter[Callable[[], bytes]] | None = GroupWriter(self._append)
-            self._rows: GroupWriter[Columns] | None = None
-        else:
-            self._records = None
-            self._rows = GroupWriter(self._write_rows)
+        self._writer: GroupWriter[Any] = GroupWriter(
+            self._append if self.log is not None else self._write_rows
+        )
 
     def _append(self, records: list[Callable[[], bytes]]) -> None:
         """Frame the records here, in the writer's thread, then append them (one fsync)."""
@@ -183,7 +180,7 @@ class EventIntake:
         if not events:
             return None
         try:
-            if self._records is not None and self.log is not None:
+            if self.log is not None:
                 if not self.log.has_room():
                     return _busy("the ingest log is full (the store is behind); retry later")
                 now = utc_now()
@@ -192,9 +189,9 @@ class EventIntake:
                     if batch is None
                     else partial(encode_batch_record, project, now, batch, len(events))
                 )
-                await self._records.submit(record)
-            elif self._rows is not None:
-                await self._rows.submit(event_columns(events, project, utc_now()))
+                await self._writer.submit(record)
+            else:
+                await self._writer.submit(event_columns(events, project, utc_now()))
         except LogFullError:
             return _busy("the ingest log is full (the store is behind); retry later")
         except LogWriteError as exc:

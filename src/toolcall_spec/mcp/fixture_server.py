@@ -132,12 +132,6 @@ def derived_tools(entries: Sequence[Any]) -> list[dict[str, Any]]:
     return [{"name": name, "inputSchema": {"type": "object"}} for name in names]
 
 
-def _entries(task: Mapping[str, Any]) -> list[Any]:
-    fixtures = task.get("fixtures")
-    entries = fixtures.get("toolResponses") if isinstance(fixtures, Mapping) else None
-    return entries if isinstance(entries, list) else []
-
-
 def _on_miss(task: Mapping[str, Any]) -> str:
     fixtures = task.get("fixtures")
     value = fixtures.get("onMiss", "fail") if isinstance(fixtures, Mapping) else "fail"
@@ -161,7 +155,7 @@ class FixtureReplay:
     live_calls: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
-        self.server = FixtureServer(_entries(self.task))
+        self.server = FixtureServer.for_task(self.task)
         self.log = EventLog(f"local/{self.ids()}", self.clock)
 
     @property
@@ -175,7 +169,7 @@ class FixtureReplay:
     def tools(self) -> list[dict[str, Any]]:
         """What ``tools/list`` answers: the recorded list, else tools derived from the entries."""
         recorded = recorded_tools(self.task)
-        return recorded if recorded is not None else derived_tools(_entries(self.task))
+        return recorded if recorded is not None else derived_tools(self.server.entries)
 
     async def call(self, tool: str, args: dict[str, Any]) -> types.CallToolResult:
         """Answer one ``tools/call`` and log it (``agent.tool-called``, then

@@ -119,8 +119,6 @@ class Recorder:
         self.mode = file_mode()
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.RLock()
-        self.calls_recorded = 0
-        self.failures = 0
 
     # --- what the proxies report ------------------------------------------------------------
 
@@ -166,13 +164,17 @@ class Recorder:
             if state is None:
                 return []
             ids = [value for _, value in state.pending]
+            failed = 0
             for key in list(state.pending):
                 _method, call = state.pending.pop(key)
                 if call is not None:
                     error = {"unanswered": reason}
                     if call.cancelled:
                         error["cancelled"] = "the client cancelled the call"
-                    self._complete(state, key[1], call, failure=error)
+                    self._complete(state, key[1], call, failure=error, write=False)
+                    failed += 1
+            if failed:
+                self._write()  # once for all, before the caller forwards any of their errors
             return ids
 
     def close(self, reason: str = "the session ended before the server answered") -> None:
@@ -262,19 +264,21 @@ class Recorder:
         *,
         result: Any = None,
         failure: dict[str, Any] | None = None,
+        write: bool = True,
     ) -> None:
+        """Record the call's outcome, then (``write``) rewrite the suite before its answer is
+        forwarded."""
         latency_ms = (time.perf_counter() - call.started) * 1000.0
         if failure is None:
             call.recorded = RecordedCall.answered(call.tool, call.args, self._redacted(result))
         else:
-            self.failures += 1
             self.warn(
                 f"tools/call {call.tool!r} (id {request_id!r}) recorded as a failure: "
                 f"{_describe(failure)}"
             )
             call.recorded = RecordedCall.failed(call.tool, call.args, self._redacted(failure))
-        self.calls_recorded += 1
-        self._write()
+        if write:
+            self._write()
         self._emit(state, call, result, failure, latency_ms)
 
     def _redacted(self, value: Any) -> Any:

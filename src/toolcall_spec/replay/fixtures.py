@@ -161,6 +161,11 @@ class FixtureServer:
                 self._servable.append(index)
         self.served: list[int] = []
 
+    @property
+    def entries(self) -> Sequence[Any]:
+        """The task's fixture entries, as declared."""
+        return self._entries
+
     @classmethod
     def for_task(cls, task: Mapping[str, Any]) -> FixtureServer:
         fixtures = task.get("fixtures")
