@@ -12,8 +12,6 @@ no orphan serving the port.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import select
 import signal
@@ -21,6 +19,8 @@ import sys
 import time
 from collections.abc import Callable
 from types import FrameType
+
+from toolcall_spec.processes import die_with_parent
 
 START_SECONDS = 60.0
 
@@ -36,13 +36,15 @@ def serve_workers(
     when one could not start (``2`` and its reason; the others are stopped). ``worker`` returns
     its exit status."""
     pids: list[int] = []
+    supervisor = os.getpid()
     reader, writer = os.pipe()
     for number in range(count):
         pid = os.fork()
         if pid == 0:  # the worker
             os.close(reader)
             os.setpgid(0, 0)  # Ctrl-C reaches the parent only, which stops the workers once
-            _die_with_parent()
+            if not die_with_parent(signal.SIGTERM, supervisor):
+                os._exit(0)  # the parent is gone: no one to serve for
             os._exit(_run_worker(number, worker, writer))
         pids.append(pid)
     os.close(writer)
@@ -114,12 +116,3 @@ def _stop(pids: list[int]) -> None:
             os.kill(pid, signal.SIGTERM)
     for pid in pids:
         os.waitpid(pid, 0)
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)

@@ -13,8 +13,6 @@ the answers come first, and the backlog bound stops the loader from falling behi
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import logging
 import os
 import signal
@@ -26,6 +24,7 @@ from types import FrameType
 
 from toolcall_spec.analytics.store import StoreError, open_store
 from toolcall_spec.analytics.store.wal import LogLoader, lock_file, run_loaders
+from toolcall_spec.processes import die_with_parent
 
 logger = logging.getLogger("toolcall_spec.wal")
 
@@ -42,7 +41,11 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: loader STORE_URL LOG_DIR [LOG_DIR ...]", file=sys.stderr)
         return 2
-    _die_with_parent()
+    # Linux: end at once with the endpoint that started it (kill -9 included), releasing the
+    # store and the logs for the next start, which loads what is left: stopping mid-load is
+    # safe, the checkpoint moves only after a store write returned.
+    if not die_with_parent(signal.SIGKILL, os.getppid()):
+        return 0
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
     stop = threading.Event()
@@ -119,20 +122,6 @@ def _terminate(process: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """Linux: end at once with the endpoint that started it (killed with ``kill -9``
-    included), releasing the store and the logs for the next start, which loads what is left:
-    stopping mid-load is safe, the checkpoint moves only after a store write returned."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() == 1:  # the parent was gone before the request took effect
-            sys.exit(0)
 
 
 if __name__ == "__main__":
