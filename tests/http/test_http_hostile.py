@@ -323,7 +323,10 @@ def test_kill_9_during_a_run_storm_leaves_no_partial_answer_and_a_restart_serves
     assert finished_before_kill < CLIENTS * RUNS_PER_CLIENT
     assert log.connection_errors >= 1
     assert log.runs_after_restart >= CLIENTS  # the new process serves
-    assert log.answers > log.runs_finished * 3
+    # Each finished run had its three answers at least (create, a poll, the summary); more when a
+    # poll found the run still going or a killed run had answered before. Exactly three each is
+    # possible: a CI run had every run terminal at its first poll and every kill before an answer.
+    assert log.answers >= log.runs_finished * 3
 
 
 # --- hostile documents over HTTP ----------------------------------------------------------------
