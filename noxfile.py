@@ -1,7 +1,8 @@
 """Every routine task of the project as a nox session.
 
 nox -s generate            regenerate generated/ from schemas/ (-- --check: fail on drift)
-nox -s test                the test suite (pytest + Hypothesis)
+nox -s test                the test suite (pytest + Hypothesis), less the fault tests
+nox -s faults              the fault sweeps and stateful fault tests of the durable paths
 nox -s lint                ruff check, ruff format --check, and the import contracts (lint-imports)
 nox -s typecheck           mypy --strict: src, tests, benchmarks and the docs hooks
 nox -s docs                mkdocs build --strict
@@ -12,6 +13,8 @@ nox -s peers               the telemetry peers side by side on one probe server 
 """
 
 from __future__ import annotations
+
+import shutil
 
 import nox
 
@@ -77,12 +80,29 @@ def test(session: nox.Session) -> None:
     # The npm packages the node tests use, where npm is installed (without it those tests skip,
     # and fail under CI: tests/support/node.py): the root's (the MCP TypeScript SDK that the
     # recording and replay tests run as client and server) and the TypeScript package's.
-    import shutil  # noqa: PLC0415
-
     if shutil.which("npm") is not None:
         _npm_ci(session)
         _npm_ci(session, "typescript")
-    session.run("pytest", *PARALLEL, "--durations=25", *session.posargs)
+    session.run("pytest", *PARALLEL, "--durations=25", "-m", "not faults", *session.posargs)
+
+
+FAULTS_PROFILE = "faults"
+"""The Hypothesis profile of ``nox -s faults`` (tests/conftest.py): its example counts are what
+keep the session inside its time budget on a 2-core machine."""
+
+
+@nox.session
+def faults(session: nox.Session) -> None:
+    """The durable paths driven through faults (tests marked ``faults``): the fault sweeps of the
+    ingest log's writer, its loader and checkpoint, and the recorder, every file-system call
+    failed in turn (ENOSPC, EIO, EDQUOT, EMFILE, a kill); and the stateful Hypothesis machines
+    of endpoint + log + loader + engine and of the recording proxy. Prints each sweep's fault
+    points. ``TOOLCALL_SPEC_FAULTS_PROFILE`` picks another Hypothesis profile."""
+    session.install("-e", ".[all,test]")
+    if shutil.which("npm") is not None:
+        _npm_ci(session)
+    env = {"TOOLCALL_SPEC_HYPOTHESIS_PROFILE": FAULTS_PROFILE}
+    session.run("pytest", *PARALLEL, "-m", "faults", "-rA", *session.posargs, env=env)
 
 
 MCP_MATRIX = {
@@ -165,7 +185,6 @@ def _generated_overlay() -> None:
     through the package's __path__, which mypy does not follow; the copy gives mypy the same
     module tree.
     """
-    import shutil  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
     for folder in GENERATED_PACKAGES:
@@ -184,7 +203,6 @@ def _package_overlay(folder: str) -> str:
     which a source checkout imports generated/, so without the copy it would not see the models
     (nor a circle between them and their hand-written bases).
     """
-    import shutil  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
     root = Path(folder)
@@ -222,8 +240,6 @@ def _npm_ci(session: nox.Session, folder: str = ".") -> None:
     repository root's (the docs' mermaid) or typescript/'s (the TypeScript package's generator,
     ajv, typescript, the MCP SDK). npm itself comes from the system (Debian's `npm`), and its
     absence is a clear error."""
-    import shutil  # noqa: PLC0415
-
     if shutil.which("npm") is None:
         session.error("npm is not on PATH: install Node.js and npm (Debian: apt-get install npm)")
     flags = ("--no-audit", "--no-fund", "--ignore-scripts")

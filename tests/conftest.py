@@ -21,7 +21,17 @@ if TYPE_CHECKING:
 # CI runs every property with more examples; locally the default profile keeps runs quick.
 settings.register_profile("ci", max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=100)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+# nox -s faults: the stateful fault machines, each example a run of processes and restarts.
+settings.register_profile(
+    "faults",
+    max_examples=25,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(
+    os.environ.get("TOOLCALL_SPEC_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
