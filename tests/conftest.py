@@ -99,6 +99,29 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section(f"tests over {SLOW_SECONDS:g} s without a docstring saying why")
         for nodeid in unexplained:
             terminalreporter.write_line(nodeid)
+    _summarise_fault_points(terminalreporter)
+
+
+FAULT_POINTS = "fault_points"
+"""The ``record_property`` name under which a fault sweep reports its figures (one line each:
+``support.fault_sweep.record_sweep``); they reach the summary from xdist workers too."""
+
+
+def _summarise_fault_points(terminalreporter: pytest.TerminalReporter) -> None:
+    lines = sorted(
+        {
+            str(value)
+            for reports in terminalreporter.stats.values()
+            for report in reports
+            if getattr(report, "when", None) == "call"
+            for name, value in getattr(report, "user_properties", ())
+            if name == FAULT_POINTS
+        }
+    )
+    if lines:
+        terminalreporter.section("fault points of the durable paths")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def _has_docstring(nodeid: str) -> bool:

@@ -8,10 +8,11 @@ import errno
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support.fault_sweep import sweep
+from support.fault_sweep import record_sweep, sweep
 
 from toolcall_spec import filesystem as fs
 from toolcall_spec.filesystem import FAULTS_VARIABLE, Crashed, FaultPlan, intercepted
@@ -89,8 +90,9 @@ def test_a_child_process_takes_the_plan_of_its_role_only(tmp_path: Path) -> None
     assert (tmp_path / "w" / "b").is_dir()
 
 
+@pytest.mark.faults
 def test_an_atomic_replace_leaves_the_old_file_or_the_new_one_at_every_fault(
-    tmp_path: Path,
+    tmp_path: Path, record_property: Callable[[str, object], None]
 ) -> None:
     target = tmp_path / "suite.json"
     target.write_bytes(b"old")
@@ -109,3 +111,4 @@ def test_an_atomic_replace_leaves_the_old_file_or_the_new_one_at_every_fault(
 
     report = sweep(lambda: fs.write_file_atomically(target, b"new"), check)
     assert report.points == 6  # open, write, fsync, close, rename, dirsync: nothing else
+    record_sweep(record_property, "filesystem.write_file_atomically", report)

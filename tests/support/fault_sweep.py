@@ -73,3 +73,13 @@ def sweep(
             at += 1
             assert at <= MAX_POINTS, f"more than {MAX_POINTS} fault points: a runaway workload"
     return report
+
+
+def record_sweep(
+    record_property: Callable[[str, object], None], path: str, report: SweepReport
+) -> None:
+    """Put a sweep's figures in the run's summary ("fault points of the durable paths"), through
+    pytest's ``record_property`` fixture: ``PATH: N fault points, R runs, errors {...}``."""
+    errors = ", ".join(f"{name} {count}" for name, count in sorted(report.errors.items()))
+    line = f"{path}: {report.points} fault points, {report.runs} runs; surfaced: {errors or 'none'}"
+    record_property("fault_points", line)
