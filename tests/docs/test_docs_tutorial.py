@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -94,6 +95,16 @@ def test_new_refuses_to_overwrite_and_leaves_no_temporary_file(workdir: Path) ->
     assert run.returncode == 2
     assert target.read_text("utf-8") == "keep me"
     assert sorted(p.name for p in workdir.iterdir()) == ["mine.json"]
+
+
+def test_a_new_file_gets_the_permissions_of_any_new_file(workdir: Path) -> None:
+    """The file is written through a private temporary file: it must not stay private (0600)."""
+    umask = os.umask(0o027)
+    try:
+        assert run_cli("new", "suite", "-o", workdir / "shared.json").returncode == 0
+    finally:
+        os.umask(umask)
+    assert (workdir / "shared.json").stat().st_mode & 0o777 == 0o640
 
 
 def test_the_template_printed_is_the_packaged_example() -> None:

@@ -6,7 +6,6 @@ import argparse
 import io
 import json
 import sys
-import tempfile
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -136,22 +135,6 @@ class _ChainedRaw(io.RawIOBase):
         return len(chunk)
 
 
-def write_atomically(target: Path, text: str) -> None:
-    """Write ``text`` to ``target`` through a temporary file in the same folder, renamed into
-    place only once complete: an interrupted run leaves the old file or none, never half."""
-    with tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", delete=False
-    ) as handle:
-        temporary = Path(handle.name)
-        try:
-            handle.write(text)
-        except BaseException:
-            handle.close()
-            temporary.unlink()
-            raise
-    temporary.replace(target)
-
-
 def add_jsonl_option(parser: argparse.ArgumentParser) -> None:
     """``--jsonl``, the same for every subcommand that reads documents."""
     parser.add_argument(
@@ -195,5 +178,4 @@ __all__ = [
     "print_json",
     "read_document",
     "reads_as_jsonl",
-    "write_atomically",
 ]

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from toolcall_spec.cli.console import fail, write_atomically
+from toolcall_spec.cli.console import fail
+from toolcall_spec.filesystem import write_file_atomically
 from toolcall_spec.package_data import read_text
 
 TEMPLATES = {"suite": "data/templates/suite.json"}
@@ -38,6 +39,6 @@ def run(args: argparse.Namespace) -> int:
     if target.exists():
         fail(f"{target}: exists; choose another name or remove it")
         return 2
-    write_atomically(target, text)
+    write_file_atomically(target, text.encode())
     print(f"wrote {target}: edit it, then `toolcall-spec validate {target}`", file=sys.stderr)
     return 0

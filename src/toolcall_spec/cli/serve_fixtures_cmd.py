@@ -29,8 +29,8 @@ from toolcall_spec.cli.console import (
     http_url,
     port_number,
     read_document,
-    write_atomically,
 )
+from toolcall_spec.filesystem import write_file_atomically
 
 if TYPE_CHECKING:
     import socket
@@ -245,6 +245,6 @@ def _protocol_stdout() -> Iterator[None]:
 def _write_log(replay: FixtureReplay, target: Path) -> None:
     try:
         text = orjson.dumps(replay.report(), option=orjson.OPT_INDENT_2).decode() + "\n"
-        write_atomically(target, text)
+        write_file_atomically(target, text.encode())
     except OSError as exc:
         fail(f"{target}: cannot write the log: {exc.strerror or exc}")
