@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from toolcall_spec.analytics.ingest import MAX_BATCH_EVENTS
 from toolcall_spec.analytics.sinks import IngestPostSink
 from toolcall_spec.mcp.record import Recorder
+from toolcall_spec.replay.journal import read_journal
 from toolcall_spec.rules import is_tool_error
 from toolcall_spec.validation import validate
 
@@ -71,11 +72,19 @@ def test_entries_follow_the_calls_whatever_order_the_answers_come_in(
     answers = [answer(i, outcome) for i, (_, _, outcome) in enumerate(calls, start=1)]
     shuffled = [a for a in answers if a is not None]
     answer_order.shuffle(shuffled)
+    answered: set[int] = set()
     for message in shuffled:
         assert recorder.from_server("s", message) == []
-        on_disk = orjson.loads(out.read_bytes())  # valid after every answer
+        answered.add(message["id"])
+        # After every answer, the journal on disk rebuilds a valid suite holding every call
+        # answered so far, in the order the client sent them.
+        on_disk = read_journal(recorder.journal.read_bytes()).suite
         assert not [p for p in validate(on_disk, "suite") if p.severity == "error"]
+        sent = [(t, a) for i, (t, a, _) in enumerate(calls, start=1) if i in answered]
+        kept = on_disk["tasks"][0]["fixtures"]["toolResponses"]
+        assert [(e["tool"], e["args"]) for e in kept] == sent
     recorder.close()
+    assert not recorder.journal.exists()  # the suite is written: its journal is gone
     suite = orjson.loads(out.read_bytes())
     recorded = suite["tasks"][0]["fixtures"]["toolResponses"]
     assert [(e["tool"], e["args"]) for e in recorded] == [(t, a) for t, a, _ in calls]
@@ -104,9 +113,13 @@ def test_the_suite_file_gets_ordinary_permissions_and_keeps_chosen_ones(tmp_path
     recorder.open_session("s")
     umask = os.umask(0o022)
     os.umask(umask)
+    assert recorder.journal.stat().st_mode & 0o777 == 0o666 & ~umask
+    recorder.close()
     assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # not the temporary file's 0600
     out.chmod(0o640)
-    recorder.close()
+    again = Recorder(out, suite_id="recorded.evals.x")
+    again.open_session("s")
+    again.close()
     assert out.stat().st_mode & 0o777 == 0o640
 
 
