@@ -67,6 +67,14 @@ def register(subparsers: Any) -> str:
         "--redact", action="store_true", help="strip PII from the recorded responses"
     )
     parser.add_argument(
+        "--sync",
+        choices=("answer", "exit"),
+        default="answer",
+        help="when a recorded call is made durable: answer (the default: fdatasync before the "
+        "client sees the answer; kept through kill -9 and an OS crash) or exit (written before "
+        "the client sees it, kept through kill -9; synced at exit: faster on a slow disk)",
+    )
+    parser.add_argument(
         "--suite-id", metavar="ID", help="the suite id (default: recorded.evals.<SUITE's name>)"
     )
     parser.add_argument(
@@ -117,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         redact=args.redact,
         events=events,
         warn=warn,
+        sync=args.sync == "answer",
     )
     try:
         status = _run_http(args, recorder) if args.upstream else _run_stdio(command, args, recorder)

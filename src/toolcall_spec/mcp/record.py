@@ -126,7 +126,11 @@ class Recorder:
         redact: bool = False,
         events: Sink | None = None,
         warn: Warn | None = None,
+        sync: bool = True,
     ) -> None:
+        """``sync``: each answered call is made durable (``fdatasync``) before its answer is
+        forwarded, so it survives an OS crash; otherwise it is written (it survives the
+        proxy's death) and made durable at ``close``."""
         self.out = out
         self.journal = journal_path(out)
         self.suite_id = suite_id
@@ -142,7 +146,8 @@ class Recorder:
         self.suite_written: bool | None = None
         """After ``close``: whether the suite file was written (``None`` when there was none)."""
         self._recording = Recording(suite_id)
-        self._writer = JournalWriter(self.journal, encode_line(header(suite_id)), mode=self.mode)
+        first = encode_line(header(suite_id))
+        self._writer = JournalWriter(self.journal, first, mode=self.mode, sync=sync)
         self._failing = False
         self._closed = False
         self._changed = False
@@ -423,7 +428,7 @@ class Recorder:
     def _write_suite(self) -> None:
         suite = self.suite()
         try:
-            self._writer.flush()
+            self._writer.flush(sync=True)  # the journal whole and durable, whatever follows
         except OSError as exc:
             self._failed(f"cannot write {self.journal} at exit: {exc.strerror or exc}")
         if suite is None:

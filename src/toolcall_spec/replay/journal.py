@@ -224,19 +224,25 @@ class JournalWriter:
     loses nothing. The file is opened (truncated) on the first flush, and opened again after an
     open that failed."""
 
-    def __init__(self, path: Path, first_line: bytes, *, mode: int) -> None:
+    def __init__(self, path: Path, first_line: bytes, *, mode: int, sync: bool = True) -> None:
         self.path = path
         self.mode = mode
+        self.sync = sync
+        """``fdatasync`` at every flush (a line survives an OS crash); otherwise only at
+        ``flush(sync=True)``, and a line survives the process's death (it is in the page cache)
+        but not the machine's."""
         self._fd: int | None = None
         self._size = 0
         self._cut = False
         self._named = False
         self._first_line = first_line
         self._queued: list[bytes] = [first_line]
+        self._unsynced: list[bytes] = []
+        """Lines written since the last ``fdatasync``."""
 
     @property
     def queued(self) -> int:
-        """Lines not yet durable."""
+        """Lines not yet written."""
         return len(self._queued)
 
     def append(self, line: bytes) -> None:
@@ -249,7 +255,10 @@ class JournalWriter:
         """Queue ``line`` for the next flush."""
         self._queued.append(line)
 
-    def flush(self) -> None:
+    def flush(self, *, sync: bool | None = None) -> None:
+        """Write every queued line; ``fdatasync`` what is written when ``sync`` (default: the
+        writer's). A sync that fails puts the lines it covered back in the queue (after a failed
+        ``fsync`` the kernel may have dropped them) and the file is cut back before them."""
         fd = self._open()
         if self._cut:
             filesystem.truncate(fd, self._size)
@@ -258,12 +267,22 @@ class JournalWriter:
             data = b"".join(self._queued)
             try:
                 self._write_at(fd, data, self._size)
-                filesystem.fdatasync(fd)
             except BaseException:
                 self._cut = True
                 raise
             self._size += len(data)
+            self._unsynced.extend(self._queued)
             self._queued.clear()
+        if self._unsynced and (self.sync if sync is None else sync):
+            try:
+                filesystem.fdatasync(fd)
+            except BaseException:
+                self._size -= sum(len(line) for line in self._unsynced)
+                self._queued[:0] = self._unsynced
+                self._unsynced.clear()
+                self._cut = True
+                raise
+            self._unsynced.clear()
         if not self._named:  # the new file's name, durable once: else an OS crash loses it all
             filesystem.sync_directory(self.path.parent if str(self.path.parent) else ".")
             self._named = True
@@ -273,6 +292,8 @@ class JournalWriter:
             flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
             self._fd = filesystem.open_fd(self.path, flags, self.mode)
             self._size, self._cut = 0, False
+            self._queued[:0] = self._unsynced  # a new file holds none of them
+            self._unsynced.clear()
         return self._fd
 
     @staticmethod
@@ -292,7 +313,7 @@ class JournalWriter:
         """Close and delete the journal, durably (its suite is on disk). A later flush starts
         a new journal."""
         self.close()
-        self._queued = [self._first_line]
+        self._queued, self._unsynced = [self._first_line], []
         self._named = False
         filesystem.unlink(self.path)
         filesystem.sync_directory(self.path.parent if str(self.path.parent) else ".")
