@@ -33,7 +33,7 @@ from toolcall_spec.filesystem import Call as FsCall
 from toolcall_spec.filesystem import Crashed, FaultPlan
 from toolcall_spec.loading import DocumentError
 from toolcall_spec.mcp.record import Recorder
-from toolcall_spec.replay.journal import read_suite_source
+from toolcall_spec.replay.journal import read_journal, read_suite_source
 from toolcall_spec.validation import validate
 
 pytestmark = pytest.mark.faults
@@ -57,6 +57,8 @@ class Run:
     released: list[Call] = field(default_factory=list)
     before_failure: list[Call] = field(default_factory=list)
     """Calls released while the recorder had counted no failure yet."""
+    missing_from_journal: set[Call] = field(default_factory=set)
+    """Released calls the journal lacked at a moment it had nothing queued."""
 
     @property
     def journal(self) -> Path:
@@ -102,6 +104,9 @@ def workload(run: Run) -> None:
         run.released.append((session, place))
         if recorder.failures == 0:
             run.before_failure.append((session, place))
+        if recorder.unwritten == 0:  # caught up: the journal itself holds every released call
+            journal = read_journal(run.journal.read_bytes()).suite
+            run.missing_from_journal |= set(run.released) - set(kept_calls(run, journal))
     assert recorder.pending_requests(never[0]) == [never[2]]
     recorder.close()
 
@@ -160,6 +165,7 @@ def checker(
         assert raised is None or crashed, f"the recorder stopped the session: {raised!r}"
         kept = kept_calls(run, on_disk(run))
         assert len(kept) == len(set(kept))
+        assert not run.missing_from_journal, (plan.at, plan.trace[-1])
         if crashed:  # nothing failed before the kill: every released answer is on disk
             assert set(run.released) <= set(kept), (plan.at, plan.trace[-1])
             return

@@ -419,6 +419,12 @@ class Recorder:
                     f"recording failure (the session goes on): {what}: {type(exc).__name__}: {exc}"
                 )
 
+    @property
+    def unwritten(self) -> int:
+        """Journal lines a failed write keeps queued (0: the journal holds every record)."""
+        with self._lock:
+            return self._writer.queued
+
     def suite(self) -> dict[str, Any] | None:
         """The suite recorded so far (answered calls only, in send order), or ``None`` before
         any session: what the journal holds (and lines a disk failure still queues)."""
