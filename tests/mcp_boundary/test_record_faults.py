@@ -36,7 +36,10 @@ from toolcall_spec.mcp.record import Recorder
 from toolcall_spec.replay.journal import read_journal, read_suite_source
 from toolcall_spec.validation import validate
 
-pytestmark = pytest.mark.faults
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.requirement("toolcall-spec.requirement.record.written-as-answered"),
+]
 
 SESSIONS = ("alpha", "beta", "gamma")
 CALLS_PER_SESSION = 4
