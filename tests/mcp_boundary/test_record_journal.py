@@ -17,7 +17,7 @@ import pytest
 from support.cli import run_cli
 from support.recording import CLI, RAW_SERVER, RawClient, flags, load_suite, record_argv
 
-from toolcall_spec.filesystem import FAULTS_VARIABLE, FaultPlan
+from toolcall_spec.filesystem import FAULTS_VARIABLE, FaultPlan, read_count
 from toolcall_spec.mcp.record import Recorder
 from toolcall_spec.replay.journal import journal_path, read_journal
 
@@ -25,6 +25,8 @@ ON_DISK = pytest.mark.requirement("toolcall-spec.requirement.record.written-as-a
 TRANSPARENT = pytest.mark.requirement("toolcall-spec.requirement.record.transparent")
 
 ECHOES = [{"x": n} for n in range(4)]
+KILL_ECHOES = ECHOES[:2]
+KILL_OPS = frozenset({"write", "fsync"})
 
 
 def _session(out: Path, env: dict[str, str], deep: bool) -> tuple[list[Any], int, str]:
@@ -157,3 +159,64 @@ def test_a_journal_is_read_in_the_suites_place_only_while_it_is_newer(tmp_path: 
     hour_ago = time.time() - 3600
     os.utime(journal_path(out), (hour_ago, hour_ago))  # a journal older than the suite
     assert load_suite(out)["suiteId"] == "recorded.evals.finished"
+
+
+@ON_DISK
+@pytest.mark.faults
+def test_a_record_process_killed_at_any_of_its_writes_keeps_every_answer_it_released(
+    tmp_path: Path, record_property: Any
+) -> None:
+    """Real ``kill -9`` (``FaultPlan`` in the ``record`` process: SIGKILL at its Nth write or
+    fdatasync, before or after a line is written) for every N of a session of two calls: what
+    the killed recorder left on disk, read as the commands read it, holds every call whose
+    answer the client received, once, in send order. (About 2 s a run: the in-process sweep
+    covers every call and fault kind.)"""
+    clean = _killed_session(tmp_path / "clean", FaultPlan(at=0, role="recorder", ops=KILL_OPS))
+    points = clean.count
+    assert clean.answered == len(KILL_ECHOES)
+    assert points > 0
+    for at in range(1, points + 1):
+        run = _killed_session(
+            tmp_path / f"kill-{at}", FaultPlan(at=at, errno=None, role="recorder", ops=KILL_OPS)
+        )
+        kept = _kept_echoes(run.out)
+        assert kept == KILL_ECHOES[: len(kept)], f"kill at {at}: {kept}"
+        assert len(kept) >= run.answered, f"kill at {at}: answered {run.answered}, kept {kept}"
+    record_property("fault_points", f"recorder (a real kill -9 of record): {points} fault points")
+
+
+class _Killed:
+    def __init__(self, out: Path, answered: int, count: int) -> None:
+        self.out, self.answered, self.count = out, answered, count
+
+
+def _killed_session(folder: Path, plan: FaultPlan) -> _Killed:
+    """A session of echo calls through ``record`` under ``plan``; how many answers the client
+    got before the proxy ended, and how many durable calls the proxy made."""
+    folder.mkdir()
+    out, counted = folder / "recorded.json", folder / "count"
+    plan.count_file = str(counted)
+    env = f"{FAULTS_VARIABLE}={plan.to_environment()}"
+    client = RawClient(["env", env, *record_argv(out, sys.executable, RAW_SERVER)])
+    answered = 0
+    try:
+        client.handshake()
+        for args in KILL_ECHOES:
+            client.call("tools/call", {"name": "echo", "arguments": args})
+            answered += 1
+    except (EOFError, OSError):
+        pass  # killed: the client sees its server end
+    finally:
+        client.finish()
+    return _Killed(out, answered, read_count(counted))
+
+
+def _kept_echoes(out: Path) -> list[dict[str, Any]]:
+    if not out.exists() and b"\n" not in _bytes(journal_path(out)):
+        return []  # killed before the journal's first line was whole: nothing to read
+    suite = load_suite(out)
+    return [e["args"] for task in suite["tasks"] for e in task["fixtures"]["toolResponses"]]
+
+
+def _bytes(path: Path) -> bytes:
+    return path.read_bytes() if path.exists() else b""
