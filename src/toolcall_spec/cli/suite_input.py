@@ -7,19 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from toolcall_spec.cli.console import fail, read_document
-from toolcall_spec.loading import DocumentError
-from toolcall_spec.replay.journal import read_suite_source
+from toolcall_spec.replay.journal import journal_source
 
 
 def read_suite(source: str) -> Any:
     """The suite ``source`` names; notes about a journal read in its place go to stderr.
     ``DocumentError`` when it cannot be read."""
-    if source == "-":
+    found = None if source == "-" else journal_source(source)
+    if found is None:
         return read_document(source)
-    try:
-        suite, notes = read_suite_source(source)
-    except DocumentError:
-        return read_document(source)  # the message (and hints) of the one-document reader
+    suite, notes = found
     for note in notes:
         fail(note)
     return suite

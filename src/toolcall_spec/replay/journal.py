@@ -327,6 +327,13 @@ def read_suite_source(source: str) -> tuple[Any, list[str]]:
     read as its suite; for ``SUITE``, ``SUITE.journal`` is read instead when it is there and
     newer than SUITE (a recording killed before it wrote SUITE, or one still under way); else
     the JSON document SUITE. ``DocumentError`` when it cannot be read."""
+    found = journal_source(source)
+    return found if found is not None else (parse_json(_read_file(Path(source))), [])
+
+
+def journal_source(source: str) -> tuple[Any, list[str]] | None:
+    """What ``read_suite_source`` reads when a journal stands for ``source`` (the suite and the
+    notes), or ``None`` when ``source`` is to be read as a suite document."""
     path = Path(source)
     journal = journal_path(path)
     if _newer(journal, path):
@@ -338,11 +345,18 @@ def read_suite_source(source: str) -> tuple[Any, list[str]]:
         else:
             note = f"{source}: read from {journal.name}, the journal of an unfinished recording"
             return read.suite, [note, *_notes(str(journal), read)]
-    raw = _read_file(path)
-    if is_journal(raw):
-        read = read_journal(raw)
-        return read.suite, _notes(source, read)
-    return parse_json(raw), []
+    if not _starts_as_journal(path):
+        return None
+    read = _read_journal_file(path)
+    return read.suite, _notes(source, read)
+
+
+def _starts_as_journal(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return is_journal(handle.readline(4096))
+    except OSError:
+        return False
 
 
 def _newer(journal: Path, suite: Path) -> bool:
