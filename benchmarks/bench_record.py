@@ -212,8 +212,9 @@ def fdatasync_ms(directory: Path, count: int = 100) -> float:
 
 def main(argv: list[str]) -> None:
     quick = "--quick" in argv
-    with tempfile.TemporaryDirectory(prefix="bench-record-", dir=Path.cwd()) as name:
-        directory = Path(name)  # on the disk the recordings go to, not a tmpfs /tmp
+    Path("build").mkdir(exist_ok=True)  # git-ignored, and on the disk (a /tmp may be tmpfs)
+    with tempfile.TemporaryDirectory(prefix="bench-record-", dir="build") as name:
+        directory = Path(name)
         print(f"one append + fdatasync on this disk: {fdatasync_ms(directory):.3f} ms")
         flat_cost(directory, QUICK_LARGE if quick else LARGE)
         proxy_overhead(directory, DIRECT_CALLS // 3 if quick else DIRECT_CALLS)

@@ -126,3 +126,48 @@ def test_the_suite_file_gets_ordinary_permissions_and_keeps_chosen_ones(tmp_path
 def test_the_posting_sink_batches_no_more_than_the_endpoint_takes() -> None:
     """``IngestPostSink.MAX_BATCH`` is a copy (the sink does not import the validators)."""
     assert IngestPostSink.MAX_BATCH == MAX_BATCH_EVENTS
+
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+MEMBER = st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"])
+METHOD = st.sampled_from(["tools/call", "tools/list", "initialize", "notifications/cancelled"])
+MESSAGE = st.dictionaries(
+    MEMBER,
+    st.one_of(JSON, METHOD, st.integers(0, 3)),
+    max_size=5,
+) | st.lists(st.dictionaries(MEMBER, st.one_of(JSON, METHOD, st.integers(0, 3))), max_size=3)
+"""Messages of any shape a peer may send: ids of every JSON type, params that are not objects,
+batches, answers to nothing."""
+
+
+@settings(max_examples=80, deadline=None)
+@given(traffic=st.lists(st.tuples(st.booleans(), MESSAGE), max_size=12))
+def test_no_message_of_any_shape_is_a_failure_of_the_recorder(
+    tmp_path_factory: pytest.TempPathFactory, traffic: list[tuple[bool, Any]]
+) -> None:
+    """The recorder never raises into the proxy, and no shape of message makes it fail on its
+    own (a failure it counts as unexpected makes ``record`` exit 3)."""
+    out = tmp_path_factory.mktemp("rec") / "suite.json"
+    warnings: list[str] = []
+    recorder = Recorder(out, suite_id="recorded.evals.shapes", warn=warnings.append)
+    recorder.open_session("s")
+    for from_client, message in traffic:
+        if from_client:
+            recorder.from_client("s", message)
+        else:
+            recorder.from_server("s", message)
+    recorder.fail_pending("s", "the end")
+    recorder.close()
+    assert recorder.unexpected == 0, warnings
+    assert recorder.failures == 0, warnings
+    assert recorder.suite_written

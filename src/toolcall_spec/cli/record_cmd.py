@@ -151,6 +151,9 @@ def _final_status(status: int, recorder: Any) -> int:
     if recorder.dropped:
         warn(f"{recorder.dropped} answered calls could not be recorded: the suite lacks them")
         return INCOMPLETE
+    if recorder.unexpected:
+        warn("the recorder failed while handling a message: the suite may lack what it held")
+        return INCOMPLETE
     return status
 
 

@@ -32,7 +32,9 @@ def register(subparsers: Any) -> str:
     parser = subparsers.add_parser(
         "replay", help="replay an eval suite's fixtures on the in-process reference host"
     )
-    parser.add_argument("suite", metavar="SUITE", help="the suite JSON file; - for stdin")
+    parser.add_argument(
+        "suite", metavar="SUITE", help="the suite JSON file (or a recording's journal); - for stdin"
+    )
     parser.add_argument(
         "--capabilities",
         metavar="FILE",

@@ -83,11 +83,17 @@ def jsonrpc_objects(message: Any) -> Iterator[Mapping[str, Any]]:
 
 
 def is_request(obj: Mapping[str, Any]) -> bool:
-    return isinstance(obj.get("method"), str) and "id" in obj
+    return isinstance(obj.get("method"), str) and "id" in obj and is_id(obj["id"])
 
 
 def is_response(obj: Mapping[str, Any]) -> bool:
     return "method" not in obj and "id" in obj and ("result" in obj or "error" in obj)
+
+
+def is_id(value: Any) -> bool:
+    """A JSON-RPC id: a string, a number or null. A message with another (an object, a list)
+    is passed on and answered by the server, never tracked: it could not be looked up."""
+    return value is None or isinstance(value, (str, int, float))
 
 
 @dataclass
@@ -143,6 +149,8 @@ class Recorder:
         """Recording failures so far (each warned about; a run of disk failures warned once)."""
         self.dropped = 0
         """Answered calls the suite lacks: their result could not be written at all."""
+        self.unexpected = 0
+        """Failures of the recorder itself (not of the disk): what they touched may be lost."""
         self.suite_written: bool | None = None
         """After ``close``: whether the suite file was written (``None`` when there was none)."""
         self._recording = Recording(suite_id)
@@ -211,7 +219,9 @@ class Recorder:
             if self._closed and not self._changed:
                 return
             self._closed, self._changed = True, False
-            self._write_suite()
+            self.suite_written = False  # until it is
+            with self._guarded("the suite at exit"):
+                self._write_suite()
 
     # --- the messages -----------------------------------------------------------------------
 
@@ -268,12 +278,14 @@ class Recorder:
 
     @staticmethod
     def _client_cancelled(state: _Session, params: Any) -> None:
-        if isinstance(params, Mapping) and "requestId" in params:
+        if isinstance(params, Mapping) and is_id(params.get("requestId", [])):
             entry = state.pending.get(request_key(params["requestId"]))
             if entry is not None and entry[1] is not None:
                 entry[1].cancelled = True
 
     def _server_response(self, state: _Session, obj: Mapping[str, Any]) -> bool:
+        if not is_id(obj.get("id")):
+            return False
         key = request_key(obj.get("id"))
         entry = state.pending.pop(key, None)
         if entry is None:
@@ -415,6 +427,7 @@ class Recorder:
                 yield
             except Exception as exc:
                 self.failures += 1
+                self.unexpected += 1
                 self.warn(
                     f"recording failure (the session goes on): {what}: {type(exc).__name__}: {exc}"
                 )
