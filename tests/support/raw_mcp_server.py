@@ -6,6 +6,8 @@ tests of ``toolcall-spec record`` (no SDK would send these): ``python raw_mcp_se
 - ``tools/call`` ``ghost``: first a response to id ``"no-such-id"``, then a line that is not JSON,
   then the real answer;
 - ``tools/call`` ``die``: the process exits without answering;
+- ``tools/call`` ``deep``: a result whose ``structuredContent`` is nested ``depth`` levels deep
+  (any JSON parser reads 300; orjson writes no more than 255);
 - a line that is not JSON: answered with a JSON-RPC parse error (id null), as the spec says.
 """
 
@@ -34,12 +36,20 @@ def answer(request: dict[str, Any]) -> None:
         }
         send({"jsonrpc": "2.0", "id": rid, "result": result})
     elif method == "tools/list":
-        tools = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "ghost", "die")]
+        names = ("echo", "ghost", "die", "deep")
+        tools = [{"name": n, "inputSchema": {"type": "object"}} for n in names]
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
     elif method == "tools/call":
         name = request["params"]["name"]
         if name == "die":
             os._exit(7)
+        if name == "deep":
+            nested: Any = "bottom"
+            for _ in range(request["params"]["arguments"]["depth"]):
+                nested = [nested]
+            result = {"content": [], "structuredContent": {"nested": nested}}
+            send({"jsonrpc": "2.0", "id": rid, "result": result})
+            return
         if name == "ghost":
             send({"jsonrpc": "2.0", "id": "no-such-id", "result": {"content": []}})
             sys.stdout.write("this line is not JSON\n")

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from toolcall_spec.replay.journal import read_suite_source
 from toolcall_spec.validation import validate
 
 SUPPORT = Path(__file__).parent
@@ -34,8 +35,9 @@ def python_server(framework: str, *extra: str) -> list[str]:
 
 
 def load_suite(path: Path) -> dict[str, Any]:
-    """The suite on disk, which must be valid whenever it can be read."""
-    suite: dict[str, Any] = json.loads(path.read_text("utf-8"))
+    """The suite on disk (or the one its journal holds, when a killed recorder left it), which
+    must be valid whenever it can be read."""
+    suite: dict[str, Any] = read_suite_source(str(path))[0]
     errors = [p for p in validate(suite, "suite") if p.severity == "error"]
     assert not errors, errors
     return suite

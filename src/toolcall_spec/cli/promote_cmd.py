@@ -10,6 +10,10 @@ with the suite (warnings on stderr), 1 when the log has problems (each on stderr
 instead (one JSON document, or JSON lines: mcp-vcr's NDJSON transcript; ``cassette`` recognizes
 the format): each recorded ``tools/call`` becomes an entry, failures kept
 (``toolcall_spec.mcp.cassettes``).
+
+RUNLOG may also be the journal ``toolcall-spec record`` keeps beside its suite
+(``SUITE.journal``, left behind when the recorder was killed): the suite it holds is printed,
+built as the recorder builds it at exit (``toolcall_spec.replay.journal``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,9 @@ def register(subparsers: Any) -> str:
         "promote", help="promote a recorded run's event log into a replayable suite"
     )
     parser.add_argument(
-        "runlog", metavar="RUNLOG", help="the event log (JSONL or JSON); - for stdin"
+        "runlog",
+        metavar="RUNLOG",
+        help="the event log (JSONL or JSON), or a recording's journal; - for stdin",
     )
     parser.add_argument(
         "--from",
@@ -80,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _promote_source(source: str, *, jsonl: bool = False, suite_id: str | None = None) -> Promotion:
+    from toolcall_spec.replay.journal import is_journal  # noqa: PLC0415
     from toolcall_spec.replay.promote import promote, promote_jsonl  # noqa: PLC0415
 
     raw = _read_all(source)
@@ -89,6 +96,8 @@ def _promote_source(source: str, *, jsonl: bool = False, suite_id: str | None = 
         raw.decode("utf-8")
     except UnicodeDecodeError:
         raise DocumentError("the log is not UTF-8 text (a binary file?)") from None
+    if is_journal(raw):
+        return _journal_suite(raw, suite_id)
     if jsonl or is_jsonl_path(source):
         return promote_jsonl(io.BytesIO(raw), suite_id=suite_id)
     try:
@@ -100,6 +109,22 @@ def _promote_source(source: str, *, jsonl: bool = False, suite_id: str | None = 
     if isinstance(document, dict) and isinstance(document.get("events"), list):
         return promote(document["events"], at=["events"], suite_id=suite_id)
     return promote_jsonl(io.BytesIO(raw), suite_id=suite_id)  # a one-line JSONL log
+
+
+def _journal_suite(raw: bytes, suite_id: str | None) -> Promotion:
+    """A recording's journal: the suite it holds; skipped lines are warnings."""
+    from toolcall_spec.problems import Problem  # noqa: PLC0415
+    from toolcall_spec.replay.journal import read_journal  # noqa: PLC0415
+    from toolcall_spec.replay.promote import Promotion  # noqa: PLC0415
+
+    read = read_journal(raw)
+    where = [line.partition(": ") for line in read.skipped]
+    warnings = [Problem(place, message, "warning") for place, _, message in where]
+    if read.torn:
+        cut = "the last line was cut short (the recorder was killed): ignored"
+        warnings.append(Problem("last line", cut, "warning"))
+    suite = {**read.suite, "suiteId": suite_id} if suite_id else read.suite
+    return Promotion(suite, warnings)
 
 
 def _read_all(source: str) -> bytes:

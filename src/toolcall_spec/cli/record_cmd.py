@@ -4,10 +4,14 @@ launches the real one (``-- SERVER CMD...``); with ``--upstream URL`` it serves 
 on loopback (``--host``/``--port``) and forwards to the MCP server at URL.
 
 Every message passes both ways unchanged; each ``tools/call`` becomes a fixture entry of SUITE
-(one task per client session, failures as ``isError: true``), rewritten atomically as calls are
-answered. Standard output is the MCP channel in stdio mode: everything else goes to stderr.
+(one task per client session, failures as ``isError: true``). As calls are answered they are
+appended to ``SUITE.journal`` (durably, before the client sees the answer); at exit SUITE is
+written from it (atomically, durably) and the journal removed. A recording failure (a full
+disk, a result JSON cannot hold) is a warning on stderr and never ends the session; the count is
+shown at exit. Standard output is the MCP channel in stdio mode: everything else goes to stderr.
 Exit 0 when the client ended the session (or SIGTERM), 1 when the server ended it first, 2 on a
-usage error or when the server cannot be started, 130 on Ctrl-C.
+usage error or when the server cannot be started, 3 when the session ran but SUITE could not be
+written or lacks an answered call (the journal keeps what was recorded), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -35,7 +39,12 @@ def register(subparsers: Any) -> str:
         description="Put this command where the client launches its MCP server, followed by -- "
         "and the real server's command; or give --upstream URL to proxy streamable HTTP.",
     )
-    parser.add_argument("--out", required=True, metavar="SUITE", help="the suite file to write")
+    parser.add_argument(
+        "--out",
+        required=True,
+        metavar="SUITE",
+        help="the suite file to write at exit (SUITE.journal beside it while recording)",
+    )
     parser.add_argument(
         "--upstream", metavar="URL", help="the MCP server's streamable HTTP endpoint"
     )
@@ -56,6 +65,14 @@ def register(subparsers: Any) -> str:
     )
     parser.add_argument(
         "--redact", action="store_true", help="strip PII from the recorded responses"
+    )
+    parser.add_argument(
+        "--sync",
+        choices=("answer", "exit"),
+        default="answer",
+        help="when a recorded call is made durable: answer (the default: fdatasync before the "
+        "client sees the answer; kept through kill -9 and an OS crash) or exit (written before "
+        "the client sees it, kept through kill -9; synced at exit: faster on a slow disk)",
     )
     parser.add_argument(
         "--suite-id", metavar="ID", help="the suite id (default: recorded.evals.<SUITE's name>)"
@@ -88,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         fail(f"record: {args.out}: the directory does not exist")
         return 2
+    from toolcall_spec.filesystem import declare_role  # noqa: PLC0415
+
+    declare_role("recorder")  # a test's fault plan for the recorder's writes applies from here
     try:
         from toolcall_spec.mcp.record import Recorder  # noqa: PLC0415
         from toolcall_spec.replay.promote import recorded_suite_id  # noqa: PLC0415
@@ -105,13 +125,36 @@ def run(args: argparse.Namespace) -> int:
         redact=args.redact,
         events=events,
         warn=warn,
+        sync=args.sync == "answer",
     )
     try:
-        if args.upstream:
-            return _run_http(args, recorder)
-        return _run_stdio(command, args, recorder)
+        status = _run_http(args, recorder) if args.upstream else _run_stdio(command, args, recorder)
     finally:
         close_events()
+    return _final_status(status, recorder)
+
+
+INCOMPLETE = 3
+"""The session ran, but the suite could not be written or lacks an answered call."""
+
+
+def _final_status(status: int, recorder: Any) -> int:
+    """The proxy's exit status, unless the recording is incomplete: then say so and exit 3
+    instead of 0 or 1 (2, nothing was recorded, and 130, Ctrl-C, stay)."""
+    if recorder.failures:
+        warn(f"{recorder.failures} recording failures during the session (see above)")
+    if status not in (0, 1):
+        return status
+    if recorder.suite_written is False:
+        warn(f"the suite was not written: {recorder.journal} holds the recording")
+        return INCOMPLETE
+    if recorder.dropped:
+        warn(f"{recorder.dropped} answered calls could not be recorded: the suite lacks them")
+        return INCOMPLETE
+    if recorder.unexpected:
+        warn("the recorder failed while handling a message: the suite may lack what it held")
+        return INCOMPLETE
+    return status
 
 
 def _run_stdio(command: list[str], args: argparse.Namespace, recorder: Any) -> int:

@@ -24,6 +24,7 @@ from toolcall_spec.cli.console import (
     read_document,
     reads_as_jsonl,
 )
+from toolcall_spec.cli.suite_input import read_suite
 from toolcall_spec.loading import iter_jsonl
 
 
@@ -31,7 +32,9 @@ def register(subparsers: Any) -> str:
     parser = subparsers.add_parser(
         "replay", help="replay an eval suite's fixtures on the in-process reference host"
     )
-    parser.add_argument("suite", metavar="SUITE", help="the suite JSON file; - for stdin")
+    parser.add_argument(
+        "suite", metavar="SUITE", help="the suite JSON file (or a recording's journal); - for stdin"
+    )
     parser.add_argument(
         "--capabilities",
         metavar="FILE",
@@ -64,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
     documents: list[Any] = []
     jsonl = reads_as_jsonl(args.suite, jsonl=args.jsonl)
     sources = (None if jsonl else args.suite, args.capabilities)
-    for source in sources:
+    for source, read in zip(sources, (read_suite, read_document), strict=True):
         try:
-            documents.append(None if source is None else read_document(source))
+            documents.append(None if source is None else read(source))
         except DocumentError as exc:
             fail(f"{source}: {exc}")
             return 2

@@ -28,8 +28,8 @@ from toolcall_spec.cli.console import (
     fail,
     http_url,
     port_number,
-    read_document,
 )
+from toolcall_spec.cli.suite_input import read_suite
 from toolcall_spec.filesystem import write_file_atomically
 
 if TYPE_CHECKING:
@@ -49,7 +49,9 @@ def register(subparsers: Any) -> str:
         usage="toolcall-spec serve-fixtures SUITE [options] [-- LIVE SERVER CMD...]",
     )
     parser.__class__ = _LiveCommandAfterDashes
-    parser.add_argument("suite", metavar="SUITE", help="the suite JSON file")
+    parser.add_argument(
+        "suite", metavar="SUITE", help="the suite JSON file (or a recording's journal)"
+    )
     parser.add_argument("--task", metavar="ID", help="the task to serve (default: the only one)")
     parser.add_argument(
         "--log",
@@ -147,7 +149,7 @@ def _valid_suite(source: str) -> Any:
     from toolcall_spec.validation import validate  # noqa: PLC0415
 
     try:
-        suite = read_document(source)
+        suite = read_suite(source)
     except DocumentError as exc:
         fail(f"{source}: {exc}")
         return 2
