@@ -34,6 +34,7 @@ from typing import Any
 
 import orjson
 
+from toolcall_spec.mcp.pairing import RequestPairing
 from toolcall_spec.mcp.record import Recorder
 
 SESSION = "stdio"
@@ -46,21 +47,26 @@ Log = Callable[[str], None]
 
 
 def read_lines(fd: int) -> Iterator[bytes]:
-    """The lines read from ``fd``, each with its newline (the last one may have none)."""
-    pending = b""
+    """The lines read from ``fd``, each with its newline (the last one may have none). Each byte
+    is searched once and copied once, so a line of any size is read in linear time."""
+    parts: list[bytes] = []
     while True:
         try:
             chunk = os.read(fd, READ_SIZE)
         except OSError:
             chunk = b""
         if not chunk:
-            if pending:
-                yield pending
+            if parts:
+                yield b"".join(parts)
             return
-        pending += chunk
-        while (end := pending.find(b"\n")) >= 0:
-            yield pending[: end + 1]
-            pending = pending[end + 1 :]
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            parts.append(chunk[start : end + 1])
+            yield parts[0] if len(parts) == 1 else b"".join(parts)
+            parts = []
+            start = end + 1
+        if start < len(chunk):
+            parts.append(chunk[start:])
 
 
 def parse_line(line: bytes) -> tuple[bool, Any]:
@@ -95,6 +101,8 @@ class StdioProxy:
         self._stop_signal: int | None = None
         self._server_gone = False
         self._server: subprocess.Popen[bytes] | None = None
+        self.pairing = RequestPairing()
+        """The one pipe is the one exchange: equal ids in flight are answered in send order."""
 
     # --- the session -------------------------------------------------------------------------
 
@@ -141,7 +149,9 @@ class StdioProxy:
         self._answer_open_requests(reason)
 
     def _answer_open_requests(self, reason: str) -> None:
-        for request_id in self.recorder.fail_pending(SESSION, reason):
+        self.recorder.fail_pending(SESSION, reason)
+        for request in self.pairing.open_requests(SESSION):
+            request_id = self.pairing.forget(request.token)
             self.log(f"request {request_id!r} answered with a JSON-RPC error: {reason}")
             error = {"code": SERVER_GONE, "message": reason}
             self._to_client(
@@ -186,10 +196,15 @@ class StdioProxy:
             self.log(f"a line from the {side} is not JSON (passed on): {line[:120]!r}")
             return
         if side == "client":
-            self.recorder.from_client(SESSION, message)
+            self.recorder.from_client(SESSION, self.pairing.sent(SESSION, SESSION, message))
             return
-        for key in self.recorder.from_server(SESSION, message):
-            self.log(f"the server answered id {key[1]!r}, which no open request has (passed on)")
+        answers, unknown = self.pairing.answered(SESSION, SESSION, message)
+        for request_id in unknown:
+            self.log(
+                f"the server answered id {request_id!r}, which no open request has (passed on)"
+            )
+        if answers:
+            self.recorder.from_server(SESSION, answers)
 
     def _to_client(self, data: bytes) -> None:
         # A client that is gone is no reason to stop: the recording goes on until the session ends.
