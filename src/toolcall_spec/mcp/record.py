@@ -57,6 +57,24 @@ RequestKey = tuple[str, Any]
 """A JSON-RPC id made hashable without confusing ``1`` and ``"1"``."""
 
 
+CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
+"""Where a 2026-07-28 request names its client: every request's ``_meta`` carries the stamp."""
+
+
+def client_name(method: str, params: Any) -> str | None:
+    """The name a request gives its client: ``initialize``'s ``clientInfo``, or (2026-07-28,
+    no handshake) the ``clientInfo`` stamp in any request's ``_meta``."""
+    if not isinstance(params, Mapping):
+        return None
+    meta = params.get("_meta")
+    if method == INITIALIZE:
+        info = params.get("clientInfo")
+    else:
+        info = meta.get(CLIENT_INFO_META) if isinstance(meta, Mapping) else None
+    name = info.get("name") if isinstance(info, Mapping) else None
+    return name if isinstance(name, str) and name.strip() else None
+
+
 def request_key(request_id: Any) -> RequestKey:
     return (type(request_id).__name__, request_id)
 
@@ -199,11 +217,11 @@ class Recorder:
         call = None
         if method == TOOLS_CALL:
             call = self._new_call(state, params)
-        elif method == INITIALIZE:
-            self._name_session(state, params)
         elif method == TOOLS_LIST:
             state.list_cursors[key] = isinstance(params, Mapping) and "cursor" in params
         state.pending[key] = (method, call)
+        if state.label == "session":
+            state.label = client_name(method, params) or state.label
 
     def _new_call(self, state: _Session, params: Any) -> _Call:
         params = params if isinstance(params, Mapping) else {}
@@ -224,13 +242,6 @@ class Recorder:
             return
         state.tools = [*(state.tools or []), *tools] if next_page else list(tools)
         self._write()
-
-    @staticmethod
-    def _name_session(state: _Session, params: Any) -> None:
-        info = params.get("clientInfo") if isinstance(params, Mapping) else None
-        name = info.get("name") if isinstance(info, Mapping) else None
-        if isinstance(name, str) and name.strip() and state.label == "session":
-            state.label = name
 
     @staticmethod
     def _client_cancelled(state: _Session, params: Any) -> None:
