@@ -189,6 +189,9 @@ def import_cassette(
         reading.exchange(where, request, response)
     if reading.problems:
         return CassetteImport(None, reading.problems, reading.warnings)
+    if not reading.calls:  # a suite without a call replays nothing: say so, never import it
+        empty = f"the {name} cassette holds no tools/call: there is nothing to replay"
+        return CassetteImport(None, [Problem(format_path([]), empty)], reading.warnings)
     task = RecordedTask(label or reading.client or "session", reading.calls, reading.tools)
     return CassetteImport(recorded_suite([task], suite_id=suite_id), [], reading.warnings)
 
