@@ -148,11 +148,10 @@ def _run_http(args: argparse.Namespace, recorder: Any) -> int:
         return 2
     warn(f"recording {args.upstream}: serving on {url_of(sock)}{app.path}")
     try:
-        serve_forever(app, sock)
+        return serve_forever(app, sock)
     finally:
         sock.close()
         recorder.close("the proxy stopped before the server answered")
-    return 0
 
 
 def _events_sink(args: argparse.Namespace) -> tuple[Sink | None, Any]:

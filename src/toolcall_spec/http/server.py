@@ -20,6 +20,7 @@ import uvicorn
 
 from toolcall_spec.http.connections import ConnectionLimits, GuardedH11Protocol, HttpImplementation
 from toolcall_spec.http.disconnects import ClientGone
+from toolcall_spec.processes import StopSignals
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 """Open event streams are closed after this long at shutdown, instead of holding it forever."""
@@ -175,10 +176,13 @@ def serve_forever(
     *,
     log_level: str = "warning",
     connections: ConnectionLimits | None = None,
-) -> None:
-    """Run until interrupted (uvicorn handles SIGINT/SIGTERM in the main thread)."""
+) -> int:
+    """Run until SIGTERM or SIGINT (uvicorn stops gracefully on them in the main thread); the
+    exit status by the CLI contract: 0 after SIGTERM, 130 after Ctrl-C."""
     keep_large_blocks_apart()
-    make_server(app, log_level=log_level, connections=connections).run(sockets=[sock])
+    with StopSignals() as stops:
+        make_server(app, log_level=log_level, connections=connections).run(sockets=[sock])
+    return stops.exit_status()
 
 
 class BackgroundServer:
