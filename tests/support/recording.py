@@ -240,3 +240,77 @@ def client_sees(target: Any, calls: list[tuple[str, dict[str, Any]]], mode: str)
 
     anyio.run(main)
     return seen
+
+
+RAW_HTTP_SERVER = SUPPORT / "raw_http_mcp_server.py"
+
+
+@contextmanager
+def raw_http_upstream(*, sessions: bool) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``raw_http_mcp_server.py`` on a free port: answers leave when the test says."""
+    port = free_port()
+    argv = [sys.executable, str(RAW_HTTP_SERVER), str(port), *(["sessions"] if sessions else [])]
+    process = subprocess.Popen(argv, env=child_env(), stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        stop(process)
+
+
+def post_jsonrpc(
+    url: str, message: Any, session: str | None = None, timeout: float = 60.0
+) -> tuple[list[dict[str, Any]], str | None]:
+    """POST one JSON-RPC message (or a batch) as a streamable HTTP client does: the answers it
+    gets (from a JSON body or an event stream, in the order they came) and the session id."""
+    import httpx
+
+    headers = {"accept": "application/json, text/event-stream"}
+    if session is not None:
+        headers["mcp-session-id"] = session
+    response = httpx.post(url, content=json.dumps(message), headers=headers, timeout=timeout)
+    answers: list[dict[str, Any]] = []
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        for event in response.text.replace("\r\n", "\n").split("\n\n"):
+            data = [line[5:].strip() for line in event.split("\n") if line.startswith("data:")]
+            if data:
+                answers.append(json.loads("\n".join(data)))
+    elif response.content:
+        parsed = json.loads(response.content)
+        answers = parsed if isinstance(parsed, list) else [parsed]
+    return answers, response.headers.get("mcp-session-id") or session
+
+
+def call_message(request_id: Any, tool: str, **arguments: Any) -> dict[str, Any]:
+    params = {"name": tool, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def initialize_message(request_id: Any, client: str = "raw-client") -> dict[str, Any]:
+    params = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": client, "version": "1"},
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+def echoed(result: dict[str, Any]) -> Any:
+    """The arguments (stdio raw server) or the tag (HTTP raw server) an echo answer holds."""
+    structured = result.get("structuredContent")
+    if isinstance(structured, dict) and "tag" in structured:
+        return structured["tag"]
+    return json.loads(result["content"][0]["text"]).get("tag")
+
+
+def recorded_tags(suite: dict[str, Any]) -> list[list[tuple[Any, Any]]]:
+    """Per task, each recorded echo call as (the tag it was called with, the tag of the answer
+    recorded for it), in the suite's order."""
+    return [
+        [
+            (entry["args"].get("tag"), echoed(entry["response"]))
+            for entry in task["fixtures"]["toolResponses"]
+            if entry["tool"] == "echo"
+        ]
+        for task in suite["tasks"]
+    ]
