@@ -9,6 +9,7 @@ import ctypes.util
 import os
 import signal
 import threading
+from collections.abc import Callable
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
@@ -37,11 +38,14 @@ class StopSignals:
     SIGINT instead of dying by them, for a long-running command whose server stops gracefully
     on them and then raises the signal again for the handler it found (uvicorn does): this one.
     The command then ends by the CLI contract, 0 after SIGTERM and 130 after Ctrl-C, having
-    written what it writes at the end, never killed by the signal's default action."""
+    written what it writes at the end, never killed by the signal's default action.
+    ``stop`` is called on each signal: a signal that comes before the server has put its own
+    handlers in place (while it starts) must stop it all the same."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop: Callable[[], None] = lambda: None) -> None:
         self.received: list[int] = []
         self._previous: dict[int, Any] = {}
+        self._stop = stop
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
@@ -54,6 +58,7 @@ class StopSignals:
 
     def note(self, signum: int, _frame: Any = None) -> None:
         self.received.append(signum)
+        self._stop()
 
     def exit_status(self, otherwise: int = 0) -> int:
         """130 once Ctrl-C came, else ``otherwise``."""

@@ -146,9 +146,9 @@ def _run_http(args: argparse.Namespace, recorder: Any) -> int:
     except OSError as exc:
         fail(f"record: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
         return 2
-    warn(f"recording {args.upstream}: serving on {url_of(sock)}{app.path}")
+    serving = f"recording {args.upstream}: serving on {url_of(sock)}{app.path}"
     try:
-        return serve_forever(app, sock)
+        return serve_forever(app, sock, ready=lambda: warn(serving))
     finally:
         sock.close()
         recorder.close("the proxy stopped before the server answered")

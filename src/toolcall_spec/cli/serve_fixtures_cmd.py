@@ -216,8 +216,8 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
             if sock is None:
                 with _protocol_stdout():
                     return await serve_stdio(server, on_stop=write_log)
-            print(f"serving on {url_of(sock)}/mcp", flush=True)
-            return await serve_http(server, sock)
+            serving = f"serving on {url_of(sock)}/mcp"
+            return await serve_http(server, sock, ready=lambda: print(serving, flush=True))
 
     try:
         code = anyio.run(main)

@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -176,12 +177,20 @@ def serve_forever(
     *,
     log_level: str = "warning",
     connections: ConnectionLimits | None = None,
+    ready: Callable[[], None] = lambda: None,
 ) -> int:
     """Run until SIGTERM or SIGINT (uvicorn stops gracefully on them in the main thread); the
-    exit status by the CLI contract: 0 after SIGTERM, 130 after Ctrl-C."""
+    exit status by the CLI contract: 0 after SIGTERM, 130 after Ctrl-C. ``ready`` runs once a
+    signal can no longer kill the process (announce the address there, not before)."""
     keep_large_blocks_apart()
-    with StopSignals() as stops:
-        make_server(app, log_level=log_level, connections=connections).run(sockets=[sock])
+    server = make_server(app, log_level=log_level, connections=connections)
+
+    def stop() -> None:
+        server.should_exit = True
+
+    with StopSignals(stop) as stops:
+        ready()
+        server.run(sockets=[sock])
     return stops.exit_status()
 
 

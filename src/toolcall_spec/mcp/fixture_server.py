@@ -387,10 +387,17 @@ def _stop_now(on_stop: Callable[[], None], stops: StopSignals) -> None:
         os._exit(stops.exit_status())  # the session ended on a signal: stdin may block forever
 
 
-async def serve_http(server: Server[Any], sock: socket.socket, *, path: str = "/mcp") -> int:
+async def serve_http(
+    server: Server[Any],
+    sock: socket.socket,
+    *,
+    path: str = "/mcp",
+    ready: Callable[[], None] = lambda: None,
+) -> int:
     """Serve streamable HTTP on an already bound loopback socket until SIGTERM/SIGINT (uvicorn
     handles them and returns); the exit status by the CLI contract (0, or 130 after Ctrl-C).
-    The SDK's DNS-rebinding guard stays on for loopback hosts."""
+    The SDK's DNS-rebinding guard stays on for loopback hosts; ``ready`` runs once a signal can
+    no longer kill the process."""
     import uvicorn  # noqa: PLC0415
 
     host = sock.getsockname()[0]
@@ -398,6 +405,12 @@ async def serve_http(server: Server[Any], sock: socket.socket, *, path: str = "/
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again for the handler it
     # found: StopSignals notes it, so the caller writes the session's log and exits by the contract.
-    with StopSignals() as stops:
-        await uvicorn.Server(config).serve(sockets=[sock])
+    uvicorn_server = uvicorn.Server(config)
+
+    def stop() -> None:
+        uvicorn_server.should_exit = True
+
+    with StopSignals(stop) as stops:
+        ready()
+        await uvicorn_server.serve(sockets=[sock])
     return stops.exit_status()
