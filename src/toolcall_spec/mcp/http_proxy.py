@@ -18,7 +18,6 @@ What passes is observed on the way, and recorded before the client receives it:
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -247,23 +246,29 @@ class RecordingProxy:
         try:
             async for chunk in chunks:
                 for event in splitter.feed(chunk):
-                    await self._from_server(session, exchange, event_data(event))
+                    await self._from_server(session, exchange, event, event=True)
                     yield event
         except httpx.HTTPError as exc:
             self.log(f"the server's event stream broke off: {exc}")
         if rest := splitter.rest():
             yield rest
 
-    async def _from_server(self, session: str, exchange: Exchange | None, data: bytes) -> None:
-        """Give the recorder what the server sent; a large message is parsed and recorded on a
-        worker thread, so the event loop goes on serving the other exchanges meanwhile."""
-        if len(data) > LARGE_MESSAGE_BYTES:
-            await anyio.to_thread.run_sync(self._observe_answer, session, exchange, data)
+    async def _from_server(
+        self, session: str, exchange: Exchange | None, raw: bytes, *, event: bool = False
+    ) -> None:
+        """Give the recorder what the server sent (a JSON body, or an event of a stream); a
+        large message is read and recorded on a worker thread, so the event loop goes on
+        serving the other exchanges meanwhile."""
+        if len(raw) > LARGE_MESSAGE_BYTES:
+            await anyio.to_thread.run_sync(self._observe_answer, session, exchange, raw, event)
         else:
-            self._observe_answer(session, exchange, data)
+            self._observe_answer(session, exchange, raw, event)
 
-    def _observe_answer(self, session: str, exchange: Exchange | None, data: bytes) -> None:
-        if not data.strip():
+    def _observe_answer(
+        self, session: str, exchange: Exchange | None, raw: bytes, event: bool
+    ) -> None:
+        data = event_data(raw) if event else raw
+        if not data or data.isspace():
             return
         try:
             message = orjson.loads(data)
@@ -333,8 +338,8 @@ def _opens_session(message: Any) -> bool:
 
 class EventSplitter:
     """Splits an event stream into its events as the bytes come, in linear time: each byte is
-    searched once (a separator cut in two by a chunk boundary is found by looking back three
-    bytes), and a bytearray gives up its front without moving what follows."""
+    searched once, by ``bytes.find`` (a separator cut in two by a chunk boundary is found by
+    looking back three bytes), and a bytearray gives up its front without moving what follows."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
@@ -342,13 +347,13 @@ class EventSplitter:
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
         self._buffer += chunk
-        while match := EVENT_END.search(self._buffer, self._searched):
-            end = match.end()
-            event = bytes(self._buffer[:end])
+        while (end := _event_end(self._buffer, self._searched)) > 0:
+            with memoryview(self._buffer) as view:
+                event = bytes(view[:end])
             del self._buffer[:end]
             self._searched = 0
             yield event
-        self._searched = max(len(self._buffer) - (LONGEST_EVENT_END - 1), 0)
+        self._searched = max(len(self._buffer) - 3, 0)
 
     def rest(self) -> bytes:
         """What came after the last complete event (a stream cut off mid-event)."""
@@ -357,15 +362,31 @@ class EventSplitter:
         return rest
 
 
-EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
-"""A blank line ends an event; the line ends the streams of MCP servers use."""
-LONGEST_EVENT_END = 4
+def _event_end(buffer: bytearray, start: int) -> int:
+    """Where the first event ending at or after ``start`` ends (after its blank line), or 0. A
+    blank line follows a line end: LF LF or CR LF CR LF (found line by line, each LF by
+    ``find``), or CR CR in a stream whose lines end with CR alone."""
+    position = start
+    while (newline := buffer.find(b"\n", position)) >= 0:
+        if buffer[newline + 1 : newline + 2] == b"\n":
+            return newline + 2
+        if buffer[newline + 1 : newline + 3] == b"\r\n":
+            return newline + 3
+        position = newline + 1
+    carriage = buffer.find(b"\r\r", start)
+    return carriage + 2 if carriage >= 0 else 0
 
 
 def event_data(event: bytes) -> bytes:
-    lines = event.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
-    return b"\n".join(data)
+    """The data of one event: its ``data:`` lines, joined by newlines."""
+    if b"\r" in event:
+        event = event.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    data = [
+        line[6:] if line[5:6] == b" " else line[5:]
+        for line in event.split(b"\n")
+        if line.startswith(b"data:")
+    ]
+    return data[0] if len(data) == 1 else b"\n".join(data)
 
 
 def _header(headers: Any, name: str) -> str | None:
