@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolcall_spec.cli.console import fail
+from toolcall_spec.filesystem import declare_role
 
 if TYPE_CHECKING:
     from toolcall_spec.analytics.sinks import Sink
@@ -88,6 +89,8 @@ def run(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         fail(f"record: {args.out}: the directory does not exist")
         return 2
+    # A fault plan for the recorder (TOOLCALL_SPEC_FAULTS, the fault tests) applies from here.
+    declare_role("recorder")
     try:
         from toolcall_spec.mcp.record import Recorder  # noqa: PLC0415
         from toolcall_spec.replay.promote import recorded_suite_id  # noqa: PLC0415

@@ -26,7 +26,7 @@ import anyio
 import httpx
 import orjson
 
-from toolcall_spec.mcp.pairing import RequestPairing
+from toolcall_spec.mcp.pairing import RequestPairing, record_safely
 from toolcall_spec.mcp.record import INITIALIZE, Recorder, jsonrpc_objects
 
 STATELESS = "stateless"
@@ -101,7 +101,8 @@ class RecordingProxy:
             elif message["type"] == "lifespan.shutdown":
                 if self._client is not None:
                     await self._client.aclose()
-                self.recorder.close("the proxy stopped before the server answered")
+                reason = "the proxy stopped before the server answered"
+                record_safely(self.log, self.recorder.close, reason)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -157,7 +158,8 @@ class RecordingProxy:
         finally:
             await upstream.aclose()
         if scope["method"] == "DELETE" and upstream.status_code < 300:
-            self._forget(self.recorder.fail_pending(session, "the client ended the session first"))
+            reason = "the client ended the session first"
+            self._forget(record_safely(self.log, self.recorder.fail_pending, session, reason) or [])
 
     def _refusal(self, scope: Scope) -> str | None:
         """Why a request is refused, if it is: served on loopback, the proxy takes only
@@ -184,8 +186,9 @@ class RecordingProxy:
 
     def _sent(self, session: str, exchange: Exchange, message: Any) -> None:
         if session == STATELESS:
-            self.recorder.open_session(STATELESS, STATELESS)
-        self.recorder.from_client(session, self.pairing.sent(session, exchange, message))
+            record_safely(self.log, self.recorder.open_session, STATELESS, STATELESS)
+        sent = self.pairing.sent(session, exchange, message)
+        record_safely(self.log, self.recorder.from_client, session, sent)
 
     def _forget(self, tokens: list[Any]) -> None:
         for token in tokens:
@@ -281,7 +284,7 @@ class RecordingProxy:
                 f"the server answered id {request_id!r}, which no open request has (passed on)"
             )
         if answers:
-            self.recorder.from_server(session, answers)
+            record_safely(self.log, self.recorder.from_server, session, answers)
 
     # --- answers the server never gave ------------------------------------------------------------
 
@@ -314,9 +317,8 @@ class RecordingProxy:
             errors.append({"jsonrpc": "2.0", "id": request.request_id, "error": error})
             self.log(f"request {request.request_id!r} answered with a JSON-RPC error: {reason}")
             self.pairing.forget(request.token)
-            self.recorder.from_server(
-                session, {"jsonrpc": "2.0", "id": request.token, "error": error}
-            )
+            answer = {"jsonrpc": "2.0", "id": request.token, "error": error}
+            record_safely(self.log, self.recorder.from_server, session, answer)
         return errors
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from itertools import count
 from typing import Any
@@ -175,3 +175,13 @@ def request_key(request_id: Any) -> RequestKey:
     if isinstance(request_id, (list, dict)):
         return ("json", _json_text(request_id))
     return (type(request_id).__name__, request_id)
+
+
+def record_safely(log: Callable[[str], None], call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)``, a call into the recorder: a recording that fails never breaks the
+    session. The failure is logged and forwarding goes on; ``None`` stands for the result."""
+    try:
+        return call(*args)
+    except Exception as exc:  # whatever the recorder raises, the client keeps its server
+        log(f"recording failed, the session goes on: {type(exc).__name__}: {exc}")
+        return None

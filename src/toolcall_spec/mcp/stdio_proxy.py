@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from toolcall_spec.mcp.pairing import RequestPairing
+from toolcall_spec.mcp.pairing import RequestPairing, record_safely
 from toolcall_spec.mcp.record import Recorder
 
 SESSION = "stdio"
@@ -110,14 +110,16 @@ class StdioProxy:
         """Proxy until the client or the server ends the session; the exit status: 0 when the
         client ended it (or SIGTERM), 1 when the server did, 130 on Ctrl-C."""
         self._server = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.recorder.open_session(SESSION)
+        record_safely(self.log, self.recorder.open_session, SESSION)
         previous = self._install_signal_handlers()
         try:
             self._start_pumps()
             return self._wait_for_end()
         finally:
             self._restore_signal_handlers(previous)
-            self.recorder.close("the session ended before the server answered")
+            record_safely(
+                self.log, self.recorder.close, "the session ended before the server answered"
+            )
 
     def _start_pumps(self) -> None:
         for target, name in ((self._pump_client, "client"), (self._pump_server, "server")):
@@ -149,7 +151,7 @@ class StdioProxy:
         self._answer_open_requests(reason)
 
     def _answer_open_requests(self, reason: str) -> None:
-        self.recorder.fail_pending(SESSION, reason)
+        record_safely(self.log, self.recorder.fail_pending, SESSION, reason)
         for request in self.pairing.open_requests(SESSION):
             request_id = self.pairing.forget(request.token)
             self.log(f"request {request_id!r} answered with a JSON-RPC error: {reason}")
@@ -196,7 +198,8 @@ class StdioProxy:
             self.log(f"a line from the {side} is not JSON (passed on): {line[:120]!r}")
             return
         if side == "client":
-            self.recorder.from_client(SESSION, self.pairing.sent(SESSION, SESSION, message))
+            sent = self.pairing.sent(SESSION, SESSION, message)
+            record_safely(self.log, self.recorder.from_client, SESSION, sent)
             return
         answers, unknown = self.pairing.answered(SESSION, SESSION, message)
         for request_id in unknown:
@@ -204,7 +207,7 @@ class StdioProxy:
                 f"the server answered id {request_id!r}, which no open request has (passed on)"
             )
         if answers:
-            self.recorder.from_server(SESSION, answers)
+            record_safely(self.log, self.recorder.from_server, SESSION, answers)
 
     def _to_client(self, data: bytes) -> None:
         # A client that is gone is no reason to stop: the recording goes on until the session ends.
