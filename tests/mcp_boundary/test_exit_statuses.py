@@ -76,6 +76,7 @@ def end_stdio(argv: list[str], end: str) -> int:
         client.process.send_signal(getattr(signal, end))
     elif end == "server died":
         request_id = client.send("tools/call", {"name": "die", "arguments": {}})
+        assert request_id is not None
         assert client.read_answer(request_id)["error"]["code"] == -32000
         client.process.wait(30)  # it ends by itself: the client keeps stdin open
     status, _stderr = client.finish()  # closes stdin (the "stdin closed" end) and waits

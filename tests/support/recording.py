@@ -53,9 +53,9 @@ class RawClient:
     """Speaks JSON-RPC lines to a proxy process by hand, for the tests no SDK client can drive
     (killing the proxy mid-session, sending what is not JSON)."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
         )
         self.next_id = 0
         self._pending = b""
@@ -198,12 +198,12 @@ def upstream(framework: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 @contextmanager
 def recording_proxy(
-    url: str, out: Path, log: Path
+    url: str, out: Path, log: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The proxy on a free loopback port; yields the URL it serves (read from its stderr)."""
     argv = [*CLI, "record", "--out", str(out), "--upstream", url, "--port", "0"]
     with log.open("wb") as sink:
-        process = subprocess.Popen(argv, stderr=sink, env=child_env())
+        process = subprocess.Popen(argv, stderr=sink, env=env or child_env())
     try:
         deadline = time.monotonic() + 30
         while not (found := re.search(r"serving on (\S+)", log.read_text("utf-8"))):

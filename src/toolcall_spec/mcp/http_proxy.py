@@ -208,12 +208,17 @@ class RecordingProxy:
             if k.lower() not in HOP_BY_HOP and k.lower() != "content-encoding"
         ]
         start = {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
-        await send(start)
         content_type = upstream.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
+            await send(start)
             await self._stream(upstream, session, exchange, send, receive)
             return
-        body = await upstream.aread()
+        try:  # read whole before answering: a body cut off gets the client errors, not a 500
+            body = await upstream.aread()
+        except httpx.HTTPError as exc:
+            await self._unreachable(session, exchange, None, exc, send)
+            return
+        await send(start)
         if content_type.startswith("application/json"):
             await self._from_server(session, exchange, body)
         if exchange is not None:

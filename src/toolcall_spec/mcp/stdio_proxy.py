@@ -133,9 +133,11 @@ class StdioProxy:
                 self._server_ended("the proxy was stopped before the server answered")
                 return 130 if self._stop_signal == signal.SIGINT else 0
             if server_closed:
+                # Who ended the session is decided now, before the client hears of the exit.
+                ended_by_client = self._client_closed.is_set()
                 status = self._reap_server()
                 self._server_ended(f"the MCP server exited (status {status}) before answering")
-                return 0 if self._client_closed.is_set() else 1
+                return 0 if ended_by_client else 1
             if self._client_closed.is_set():
                 # The client is done: the server's remaining answers still pass, then it stops.
                 if not self._server_closed.wait(self.shutdown_timeout):
