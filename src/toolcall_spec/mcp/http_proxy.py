@@ -216,7 +216,7 @@ class RecordingProxy:
         try:  # read whole before answering: a body cut off gets the client errors, not a 500
             body = await upstream.aread()
         except httpx.HTTPError as exc:
-            await self._unreachable(session, exchange, None, exc, send)
+            await self._unreachable(session, exchange or Exchange(), None, exc, send)
             return
         await send(start)
         if content_type.startswith("application/json"):
