@@ -35,8 +35,22 @@ from toolcall_spec.mcp.record import CANCELLED, is_request, is_response, jsonrpc
 
 RequestKey = tuple[str, Any]
 
-Token = str
-"""``"<n>:<the client's id as JSON>"``: n rises in send order; the id is there for the logs."""
+
+class Token(str):
+    """``"<n>:<the client's id as JSON>"``, n rising in send order. Its ``repr`` is the client's
+    id's, so what the recorder logs about a call names the id the client sent."""
+
+    __slots__ = ("request_id",)
+    request_id: Any
+
+    @classmethod
+    def of(cls, number: int, request_id: Any) -> Token:
+        token = cls(f"{number}:{_json_text(request_id)}")
+        token.request_id = request_id
+        return token
+
+    def __repr__(self) -> str:
+        return repr(self.request_id)
 
 
 @dataclass(frozen=True)
@@ -53,7 +67,7 @@ class RequestPairing:
 
     def __init__(self) -> None:
         self._numbers = count(1)
-        self._open: dict[Token, OpenRequest] = {}
+        self._open: dict[str, OpenRequest] = {}
         self._by_exchange: dict[tuple[Hashable, RequestKey], deque[Token]] = {}
         self._lock = threading.Lock()
 
@@ -100,7 +114,7 @@ class RequestPairing:
 
     def _request(self, session: str, exchange: Hashable, obj: Mapping[str, Any]) -> Any:
         if is_request(obj):
-            token = f"{next(self._numbers)}:{_json_text(obj['id'])}"
+            token = Token.of(next(self._numbers), obj["id"])
             request = OpenRequest(token, obj["id"], session, exchange)
             self._open[token] = request
             self._by_exchange.setdefault((exchange, request_key(obj["id"])), deque()).append(token)
