@@ -196,6 +196,9 @@ def run_http(scenario: Scenario, out: Path, log: Path) -> tuple[list[Any], int, 
 
 
 def open_sessions(url: str, scenario: Scenario) -> list[str | None]:
+    # A first request pays the processes' start-up, which could let a later request be read
+    # first (the order sent is the order the proxy reads them).
+    post_jsonrpc(url, {"jsonrpc": "2.0", "id": 0, "method": "tools/list"})
     if not scenario.sessions:
         return [None] * scenario.clients
     sessions = []

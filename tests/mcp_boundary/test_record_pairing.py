@@ -35,7 +35,7 @@ PAIRED = pytest.mark.requirement("toolcall-spec.requirement.record.one-entry-per
 
 SLOW, QUICK = 0.6, 0.0
 """The first request sent is answered last: send order and answer order differ."""
-STAGGER = 0.15
+STAGGER = 0.25
 """Between sending the first request and the second, so the send order is known."""
 
 
@@ -57,13 +57,16 @@ def send_staggered(sends: list[Any]) -> list[Any]:
 
 def http_case(url: str, shape: str, sse: bool) -> list[tuple[str, list[dict[str, Any]]]]:
     """Drive one collision shape; per POST, the tags sent and the answers the client got."""
+    # A first request pays the processes' start-up (lazy imports, the first connection), which
+    # could let a request sent later be read first: the order sent is the order the proxy reads.
+    post_jsonrpc(url, {"jsonrpc": "2.0", "id": 0, "method": "tools/list"})
     slow = call_message(1, "echo", tag="first", delay=SLOW, sse=sse)
     quick = call_message(1, "echo", tag="second", delay=QUICK, sse=sse)
     if shape == "two session-less clients":
         got = send_staggered([lambda: post_jsonrpc(url, slow), lambda: post_jsonrpc(url, quick)])
         return [("first", got[0][0]), ("second", got[1][0])]
     if shape == "one session, two POSTs":
-        _, session = post_jsonrpc(url, initialize_message(0))
+        _, session = post_jsonrpc(url, initialize_message(10))
         assert session is not None
         post_jsonrpc(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
         sends = [

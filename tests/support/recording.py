@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -258,17 +259,26 @@ def raw_http_upstream(*, sessions: bool) -> Iterator[tuple[str, subprocess.Popen
         stop(process)
 
 
+@functools.cache
+def http_client() -> Any:
+    """One ``httpx.Client`` for every test request (thread-safe): a client made per request
+    takes long enough to start (its TLS context) to reorder requests sent 0.1 s apart."""
+    import httpx
+
+    return httpx.Client()
+
+
 def post_jsonrpc(
     url: str, message: Any, session: str | None = None, timeout: float = 60.0
 ) -> tuple[list[dict[str, Any]], str | None]:
     """POST one JSON-RPC message (or a batch) as a streamable HTTP client does: the answers it
     gets (from a JSON body or an event stream, in the order they came) and the session id."""
-    import httpx
-
     headers = {"accept": "application/json, text/event-stream"}
     if session is not None:
         headers["mcp-session-id"] = session
-    response = httpx.post(url, content=json.dumps(message), headers=headers, timeout=timeout)
+    response = http_client().post(
+        url, content=json.dumps(message), headers=headers, timeout=timeout
+    )
     answers: list[dict[str, Any]] = []
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         for event in response.text.replace("\r\n", "\n").split("\n\n"):
