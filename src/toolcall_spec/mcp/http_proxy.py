@@ -8,6 +8,9 @@ What passes is observed on the way, and recorded before the client receives it:
   ``Mcp-Session-Id`` header, or for the request that opens a session (``initialize``) the id
   the upstream's answer assigns. Traffic without any session id (a stateless server, or the
   2026-07-28 protocol) is one session, ``stateless``.
+- each answer is paired with a request of the POST that carried it, never by id alone
+  (``.pairing``), and a POST's message goes to the recorder before it is forwarded, so calls
+  are kept in the order sent;
 - a JSON answer, and each event of an event stream (POST or GET), is the server's. An event
   stream is forwarded event by event, each one after the recorder has seen it.
 - an event stream that ends before answering a request of its POST (the server died mid-call),

@@ -5,6 +5,7 @@ MCP over stdio is one JSON-RPC message per line. Each line is forwarded byte for
 copy goes to the ``Recorder`` first, so a ``tools/call`` answer is on disk before the client
 sees it. What the protocol leaves to the proxy:
 
+- requests with the same id still open are answered in the order sent (``.pairing``);
 - a line that is not JSON is passed on (the receiver answers or ignores it as it would without
   the proxy) and logged;
 - a response to an id the client never sent (or already got an answer for) is passed on and
