@@ -380,3 +380,39 @@ def test_a_call_without_a_response_is_a_failure_named_in_a_warning() -> None:
 
 def test_promote_offers_every_format_read() -> None:
     assert set(CASSETTE_FORMATS) == set(FORMATS)
+
+
+HANDSHAKE = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+HANDSHAKE_ANSWER = {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18"}}
+ZERO_CALL_CASSETTES: list[tuple[str, Any]] = [
+    ("mcp-recorder", {"version": "1.0", "interactions": []}),
+    (
+        "mcp-recorder",
+        {
+            "version": "1.0",
+            "interactions": [
+                {"type": "jsonrpc_request", "request": HANDSHAKE, "response": HANDSHAKE_ANSWER}
+            ],
+        },
+    ),
+    ("agent-vcr", {"format_version": "1.0", "session": {"interactions": []}}),
+    ("mcp-vcr", [{"_type": "meta"}, vcr_message("c2s", 0, method="initialize")]),
+    ("mcp-vcr", {"meta": {}, "messages": []}),
+]
+
+
+@IMPORT
+@pytest.mark.parametrize(("fmt", "document"), ZERO_CALL_CASSETTES)
+@pytest.mark.parametrize("named", [True, False], ids=["--from FORMAT", "--from cassette"])
+def test_a_cassette_without_a_call_is_refused_with_the_reason(
+    tmp_path: Path, fmt: str, document: Any, named: bool
+) -> None:
+    path = tmp_path / "empty.json"
+    # mcp-vcr's NDJSON transcript: one message a line
+    lines = document if isinstance(document, list) else [document]
+    text = "\n".join(map(json.dumps, lines))
+    path.write_text(text, "utf-8")
+    run = run_cli("promote", "--from", fmt if named else "cassette", path)
+    assert run.returncode == 1
+    assert run.stdout == ""
+    assert "holds no tools/call" in run.stderr

@@ -2,7 +2,9 @@
 tests of ``toolcall-spec record`` (no SDK would send these): ``python raw_mcp_server.py``.
 
 - ``initialize`` / ``tools/list``: answered normally (protocol 2025-06-18);
-- ``tools/call`` ``echo``: answered with its arguments as text;
+- ``tools/call`` ``echo``: answered with its arguments as text; with ``"delay": S`` in them, S
+  seconds later from a thread of its own, so answers leave in an order the test chooses;
+- ``tools/call`` ``big`` ``{"size": N}``: a text of N bytes;
 - ``tools/call`` ``ghost``: first a response to id ``"no-such-id"``, then a line that is not JSON,
   then the real answer;
 - ``tools/call`` ``die``: the process exits without answering;
@@ -16,12 +18,16 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from typing import Any
+
+WRITING = threading.Lock()
 
 
 def send(message: object) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+    with WRITING:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
 
 
 def answer(request: dict[str, Any]) -> None:
@@ -36,7 +42,7 @@ def answer(request: dict[str, Any]) -> None:
         }
         send({"jsonrpc": "2.0", "id": rid, "result": result})
     elif method == "tools/list":
-        names = ("echo", "ghost", "die", "deep")
+        names = ("echo", "ghost", "die", "deep", "big")
         tools = [{"name": n, "inputSchema": {"type": "object"}} for n in names]
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
     elif method == "tools/call":
@@ -54,8 +60,15 @@ def answer(request: dict[str, Any]) -> None:
             send({"jsonrpc": "2.0", "id": "no-such-id", "result": {"content": []}})
             sys.stdout.write("this line is not JSON\n")
             sys.stdout.flush()
-        text = json.dumps(request["params"].get("arguments"))
-        send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": text}]}})
+        arguments = request["params"].get("arguments")
+        text = "x" * int(arguments["size"]) if name == "big" else json.dumps(arguments)
+        content = [{"type": "text", "text": text}]
+        result = {"jsonrpc": "2.0", "id": rid, "result": {"content": content}}
+        delay = float((arguments or {}).get("delay", 0)) if isinstance(arguments, dict) else 0
+        if delay:
+            threading.Timer(delay, send, (result,)).start()
+        else:
+            send(result)
     else:
         send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no such method"}})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -55,9 +56,9 @@ class RawClient:
     """Speaks JSON-RPC lines to a proxy process by hand, for the tests no SDK client can drive
     (killing the proxy mid-session, sending what is not JSON)."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
         )
         self.next_id = 0
         self._pending = b""
@@ -200,12 +201,12 @@ def upstream(framework: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
 
 @contextmanager
 def recording_proxy(
-    url: str, out: Path, log: Path
+    url: str, out: Path, log: Path, env: dict[str, str] | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The proxy on a free loopback port; yields the URL it serves (read from its stderr)."""
     argv = [*CLI, "record", "--out", str(out), "--upstream", url, "--port", "0"]
     with log.open("wb") as sink:
-        process = subprocess.Popen(argv, stderr=sink, env=child_env())
+        process = subprocess.Popen(argv, stderr=sink, env=env or child_env())
     try:
         deadline = time.monotonic() + 30
         while not (found := re.search(r"serving on (\S+)", log.read_text("utf-8"))):
@@ -242,3 +243,86 @@ def client_sees(target: Any, calls: list[tuple[str, dict[str, Any]]], mode: str)
 
     anyio.run(main)
     return seen
+
+
+RAW_HTTP_SERVER = SUPPORT / "raw_http_mcp_server.py"
+
+
+@contextmanager
+def raw_http_upstream(*, sessions: bool) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``raw_http_mcp_server.py`` on a free port: answers leave when the test says."""
+    port = free_port()
+    argv = [sys.executable, str(RAW_HTTP_SERVER), str(port), *(["sessions"] if sessions else [])]
+    process = subprocess.Popen(argv, env=child_env(), stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, process)
+        yield f"http://127.0.0.1:{port}/mcp", process
+    finally:
+        stop(process)
+
+
+@functools.cache
+def http_client() -> Any:
+    """One ``httpx.Client`` for every test request (thread-safe): a client made per request
+    takes long enough to start (its TLS context) to reorder requests sent 0.1 s apart."""
+    import httpx
+
+    return httpx.Client()
+
+
+def post_jsonrpc(
+    url: str, message: Any, session: str | None = None, timeout: float = 60.0
+) -> tuple[list[dict[str, Any]], str | None]:
+    """POST one JSON-RPC message (or a batch) as a streamable HTTP client does: the answers it
+    gets (from a JSON body or an event stream, in the order they came) and the session id."""
+    headers = {"accept": "application/json, text/event-stream"}
+    if session is not None:
+        headers["mcp-session-id"] = session
+    response = http_client().post(
+        url, content=json.dumps(message), headers=headers, timeout=timeout
+    )
+    answers: list[dict[str, Any]] = []
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        for event in response.text.replace("\r\n", "\n").split("\n\n"):
+            data = [line[5:].strip() for line in event.split("\n") if line.startswith("data:")]
+            if data:
+                answers.append(json.loads("\n".join(data)))
+    elif response.content:
+        parsed = json.loads(response.content)
+        answers = parsed if isinstance(parsed, list) else [parsed]
+    return answers, response.headers.get("mcp-session-id") or session
+
+
+def call_message(request_id: Any, tool: str, **arguments: Any) -> dict[str, Any]:
+    params = {"name": tool, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def initialize_message(request_id: Any, client: str = "raw-client") -> dict[str, Any]:
+    params = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": client, "version": "1"},
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+def echoed(result: dict[str, Any]) -> Any:
+    """The arguments (stdio raw server) or the tag (HTTP raw server) an echo answer holds."""
+    structured = result.get("structuredContent")
+    if isinstance(structured, dict) and "tag" in structured:
+        return structured["tag"]
+    return json.loads(result["content"][0]["text"]).get("tag")
+
+
+def recorded_tags(suite: dict[str, Any]) -> list[list[tuple[Any, Any]]]:
+    """Per task, each recorded echo call as (the tag it was called with, the tag of the answer
+    recorded for it), in the suite's order."""
+    return [
+        [
+            (entry["args"].get("tag"), echoed(entry["response"]))
+            for entry in task["fixtures"]["toolResponses"]
+            if entry["tool"] == "echo"
+        ]
+        for task in suite["tasks"]
+    ]

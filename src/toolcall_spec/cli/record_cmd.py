@@ -107,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from toolcall_spec.filesystem import declare_role  # noqa: PLC0415
 
-    declare_role("recorder")  # a test's fault plan for the recorder's writes applies from here
+    # A fault plan for the recorder (TOOLCALL_SPEC_FAULTS, the fault tests) applies from here.
+    declare_role("recorder")
     try:
         from toolcall_spec.mcp.record import Recorder  # noqa: PLC0415
         from toolcall_spec.replay.promote import recorded_suite_id  # noqa: PLC0415
@@ -189,13 +190,12 @@ def _run_http(args: argparse.Namespace, recorder: Any) -> int:
     except OSError as exc:
         fail(f"record: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
         return 2
-    warn(f"recording {args.upstream}: serving on {url_of(sock)}{app.path}")
+    serving = f"recording {args.upstream}: serving on {url_of(sock)}{app.path}"
     try:
-        serve_forever(app, sock)
+        return serve_forever(app, sock, ready=lambda: warn(serving))
     finally:
         sock.close()
         recorder.close("the proxy stopped before the server answered")
-    return 0
 
 
 def _events_sink(args: argparse.Namespace) -> tuple[Sink | None, Any]:

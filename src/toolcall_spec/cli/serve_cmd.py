@@ -190,5 +190,4 @@ def run(args: argparse.Namespace) -> int:
             "can reach this port can run suites"
         )
     print(f"serving on {url_of(sock)}", flush=True)
-    serve_forever(app, sock, log_level=args.log_level)
-    return 0
+    return serve_forever(app, sock, log_level=args.log_level)

@@ -7,8 +7,9 @@ picks a free port). A miss goes to the live server only under the task's ``onMis
 
 When the session ends (the client closes stdin, SIGTERM, Ctrl-C), ``--log FILE`` gets the run's
 event log and summary as one JSON object ``{"events": [...], "summary": {...}}``, written
-atomically. Exit 0 after a session, 1 when the suite is invalid (each problem on stderr), 2 on a
-usage or I/O error (unknown task, ``onMiss: live`` without a live server, a port taken).
+atomically. Exit 0 after a session (the client closed stdin, SIGTERM), 1 when the suite is invalid
+(each problem on stderr), 2 on a usage or I/O error (unknown task, ``onMiss: live`` without a live
+server, a port taken), 130 after Ctrl-C (SIGINT).
 """
 
 from __future__ import annotations
@@ -209,21 +210,19 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
     live_named = bool(args.live_command or args.upstream)
     stage = ["connecting to the live server" if live_named else "serving"]
 
-    async def main() -> None:
+    async def main() -> int:
         async with live_upstream(args.live_command, args.upstream) as live:
             stage[0] = "serving"
             replay.live = live
             server = build_server(replay)
             if sock is None:
                 with _protocol_stdout():
-                    await serve_stdio(server, on_stop=write_log)
-                return
-            print(f"serving on {url_of(sock)}/mcp", flush=True)
-            await serve_http(server, sock)
+                    return await serve_stdio(server, on_stop=write_log)
+            serving = f"serving on {url_of(sock)}/mcp"
+            return await serve_http(server, sock, ready=lambda: print(serving, flush=True))
 
-    code = 0
     try:
-        anyio.run(main)
+        code = anyio.run(main)
     except Exception as exc:  # a message, never a traceback (the promise of cli/guard.py)
         leaf = innermost(exc)
         fail(f"{stage[0]} failed: {type(leaf).__name__}: {leaf}")

@@ -206,7 +206,7 @@ def serve_worker(
     signal.signal(signal.SIGTERM, _exit_quietly)
     try:
         settings = IngestSettings(store, keys, log)
-        serve_forever(create_ingest_app(settings), sock, log_level=args.log_level)
+        code = serve_forever(create_ingest_app(settings), sock, log_level=args.log_level)
     finally:
         if loader is not None:
             loader.stop()  # after the last answer: it drains what they logged
@@ -214,7 +214,7 @@ def serve_worker(
             log.close()
         if store is not None:
             store.close()
-    return 0
+    return code
 
 
 def _exit_quietly(signum: int, frame: FrameType | None) -> None:

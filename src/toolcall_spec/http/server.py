@@ -13,6 +13,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -20,6 +21,7 @@ import uvicorn
 
 from toolcall_spec.http.connections import ConnectionLimits, GuardedH11Protocol, HttpImplementation
 from toolcall_spec.http.disconnects import ClientGone
+from toolcall_spec.processes import StopSignals
 
 GRACEFUL_SHUTDOWN_SECONDS = 5
 """Open event streams are closed after this long at shutdown, instead of holding it forever."""
@@ -175,10 +177,21 @@ def serve_forever(
     *,
     log_level: str = "warning",
     connections: ConnectionLimits | None = None,
-) -> None:
-    """Run until interrupted (uvicorn handles SIGINT/SIGTERM in the main thread)."""
+    ready: Callable[[], None] = lambda: None,
+) -> int:
+    """Run until SIGTERM or SIGINT (uvicorn stops gracefully on them in the main thread); the
+    exit status by the CLI contract: 0 after SIGTERM, 130 after Ctrl-C. ``ready`` runs once a
+    signal can no longer kill the process (announce the address there, not before)."""
     keep_large_blocks_apart()
-    make_server(app, log_level=log_level, connections=connections).run(sockets=[sock])
+    server = make_server(app, log_level=log_level, connections=connections)
+
+    def stop() -> None:
+        server.should_exit = True
+
+    with StopSignals(stop) as stops:
+        ready()
+        server.run(sockets=[sock])
+    return stops.exit_status()
 
 
 class BackgroundServer:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from toolcall_spec.json_paths import format_path
-from toolcall_spec.mcp.record import INITIALIZE, TOOLS_CALL, TOOLS_LIST
+from toolcall_spec.mcp.record import INITIALIZE, TOOLS_CALL, TOOLS_LIST, client_name
 from toolcall_spec.problems import Problem
 from toolcall_spec.replay.promote import RecordedCall, RecordedTask, recorded_suite
 
@@ -189,6 +189,9 @@ def import_cassette(
         reading.exchange(where, request, response)
     if reading.problems:
         return CassetteImport(None, reading.problems, reading.warnings)
+    if not reading.calls:  # a suite without a call replays nothing: say so, never import it
+        empty = f"the {name} cassette holds no tools/call: there is nothing to replay"
+        return CassetteImport(None, [Problem(format_path([]), empty)], reading.warnings)
     task = RecordedTask(label or reading.client or "session", reading.calls, reading.tools)
     return CassetteImport(recorded_suite([task], suite_id=suite_id), [], reading.warnings)
 
@@ -206,7 +209,7 @@ class _Reading:
             return  # a lifecycle entry or a notification: no call
         method = request.get("method")
         if method == INITIALIZE:
-            self.client = _client_name(request.get("params")) or self.client
+            self.client = client_name(INITIALIZE, request.get("params")) or self.client
         elif method == TOOLS_LIST:
             result = response.get("result") if isinstance(response, Mapping) else None
             tools = result.get("tools") if isinstance(result, Mapping) else None
@@ -242,9 +245,3 @@ class _Reading:
             )
         )
         self.calls.append(RecordedCall.failed(name, args, failure))
-
-
-def _client_name(params: Any) -> str | None:
-    info = params.get("clientInfo") if isinstance(params, Mapping) else None
-    name = info.get("name") if isinstance(info, Mapping) else None
-    return name if isinstance(name, str) and name.strip() else None

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import copy
 import os
-import signal
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -45,6 +44,7 @@ from toolcall_spec.host.reference import (
     served_failure,
     served_success,
 )
+from toolcall_spec.processes import STOP_SIGNALS, StopSignals
 from toolcall_spec.replay.events import (
     FIXTURE_MISS,
     TOOL_CALLED,
@@ -344,61 +344,73 @@ async def live_upstream(
 
 # -- running ------------------------------------------------------------------------------------
 
-_STOP_SIGNALS: Final = (signal.SIGTERM, signal.SIGINT)
 
-
-async def serve_stdio(server: Server[Any], *, on_stop: Callable[[], None] = lambda: None) -> None:
-    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT arrives.
+async def serve_stdio(server: Server[Any], *, on_stop: Callable[[], None] = lambda: None) -> int:
+    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT arrives; the
+    exit status by the CLI contract (0, or 130 after Ctrl-C).
 
     The SDK reads stdin in a worker thread that no cancellation reaches, so after a signal the
     process may be unable to leave by itself: if it has not ended ``STOP_GRACE_SECONDS`` later,
-    ``on_stop`` (the caller's end of session, e.g. writing the log) runs and the process exits."""
+    ``on_stop`` (the caller's end of session, e.g. writing the log) runs and the process exits
+    with that status."""
     from mcp.server.stdio import stdio_server  # noqa: PLC0415
 
+    stops = StopSignals()
     async with anyio.create_task_group() as group:
-        group.start_soon(_stop_on_signal, group.cancel_scope, on_stop)
+        group.start_soon(_stop_on_signal, group.cancel_scope, on_stop, stops)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         group.cancel_scope.cancel()
+    return stops.exit_status()
 
 
 STOP_GRACE_SECONDS: Final = 1.0
 
 
-async def _stop_on_signal(scope: anyio.CancelScope, on_stop: Callable[[], None]) -> None:
-    with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
-        async for _ in signals:
+async def _stop_on_signal(
+    scope: anyio.CancelScope, on_stop: Callable[[], None], stops: StopSignals
+) -> None:
+    with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        async for signum in signals:
+            stops.note(signum)
             scope.cancel()
-            watchdog = threading.Timer(STOP_GRACE_SECONDS, _stop_now, (on_stop,))
+            watchdog = threading.Timer(STOP_GRACE_SECONDS, _stop_now, (on_stop, stops))
             watchdog.daemon = True
             watchdog.start()
             return
 
 
-def _stop_now(on_stop: Callable[[], None]) -> None:
+def _stop_now(on_stop: Callable[[], None], stops: StopSignals) -> None:
     try:
         on_stop()
     finally:
-        os._exit(0)  # the session ended on a signal: the stdin thread may block forever
+        os._exit(stops.exit_status())  # the session ended on a signal: stdin may block forever
 
 
-async def serve_http(server: Server[Any], sock: socket.socket, *, path: str = "/mcp") -> None:
+async def serve_http(
+    server: Server[Any],
+    sock: socket.socket,
+    *,
+    path: str = "/mcp",
+    ready: Callable[[], None] = lambda: None,
+) -> int:
     """Serve streamable HTTP on an already bound loopback socket until SIGTERM/SIGINT (uvicorn
-    handles them and returns). The SDK's DNS-rebinding guard stays on for loopback hosts."""
+    handles them and returns); the exit status by the CLI contract (0, or 130 after Ctrl-C).
+    The SDK's DNS-rebinding guard stays on for loopback hosts; ``ready`` runs once a signal can
+    no longer kill the process."""
     import uvicorn  # noqa: PLC0415
 
     host = sock.getsockname()[0]
     app = server.streamable_http_app(streamable_http_path=path, host=host)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     # uvicorn stops gracefully on SIGTERM/SIGINT, then raises the signal again for the handler it
-    # found: a no-op one here, so the caller gets to write the session's log before exiting.
-    previous = {sig: signal.signal(sig, _note_signal) for sig in _STOP_SIGNALS}
-    try:
-        await uvicorn.Server(config).serve(sockets=[sock])
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    # found: StopSignals notes it, so the caller writes the session's log and exits by the contract.
+    uvicorn_server = uvicorn.Server(config)
 
+    def stop() -> None:
+        uvicorn_server.should_exit = True
 
-def _note_signal(signum: int, frame: Any) -> None:
-    """Stands in for the default handler while uvicorn serves (see ``serve_http``)."""
+    with StopSignals(stop) as stops:
+        ready()
+        await uvicorn_server.serve(sockets=[sock])
+    return stops.exit_status()

@@ -8,6 +8,9 @@ What passes is observed on the way, and recorded before the client receives it:
   ``Mcp-Session-Id`` header, or for the request that opens a session (``initialize``) the id
   the upstream's answer assigns. Traffic without any session id (a stateless server, or the
   2026-07-28 protocol) is one session, ``stateless``.
+- each answer is paired with a request of the POST that carried it, never by id alone
+  (``.pairing``), and a POST's message goes to the recorder before it is forwarded, so calls
+  are kept in the order sent;
 - a JSON answer, and each event of an event stream (POST or GET), is the server's. An event
   stream is forwarded event by event, each one after the recorder has seen it.
 - an event stream that ends before answering a request of its POST (the server died mid-call),
@@ -18,7 +21,7 @@ What passes is observed on the way, and recorded before the client receives it:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -26,12 +29,15 @@ import anyio
 import httpx
 import orjson
 
-from toolcall_spec.mcp.record import Recorder, is_request, jsonrpc_objects
+from toolcall_spec.mcp.pairing import RequestPairing, record_safely
+from toolcall_spec.mcp.record import INITIALIZE, Recorder, jsonrpc_objects
 
 STATELESS = "stateless"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """A client message larger than this is refused (413): JSON-RPC messages are small."""
+LARGE_MESSAGE_BYTES = 1024 * 1024
+"""A server message larger than this is parsed and recorded off the event loop."""
 SESSION_HEADER = "mcp-session-id"
 SERVER_GONE = -32000
 HOP_BY_HOP = frozenset(
@@ -80,6 +86,7 @@ class RecordingProxy:
         self.timeout = timeout
         self.loopback_only = loopback_only
         self._client: httpx.AsyncClient | None = None
+        self.pairing = RequestPairing()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -97,7 +104,8 @@ class RecordingProxy:
             elif message["type"] == "lifespan.shutdown":
                 if self._client is not None:
                     await self._client.aclose()
-                self.recorder.close("the proxy stopped before the server answered")
+                reason = "the proxy stopped before the server answered"
+                record_safely(self.log, self.recorder.close, reason)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -118,8 +126,13 @@ class RecordingProxy:
             for k, v in scope["headers"]
             if k.decode("latin-1").lower() not in NOT_FORWARDED
         ]
+        exchange = Exchange()
         session = _header(headers, SESSION_HEADER)
         message = self._parsed(body) if scope["method"] == "POST" else None
+        if message is not None and (session is not None or not _opens_session(message)):
+            # Recorded before it is forwarded: calls are kept in the order they were sent.
+            self._sent(session or STATELESS, exchange, message)
+            exchange.recorded = True
         url = self.origin + scope.get("raw_path", scope["path"].encode()).decode("latin-1")
         if scope.get("query_string"):
             url += "?" + scope["query_string"].decode("latin-1")
@@ -136,17 +149,20 @@ class RecordingProxy:
         try:
             upstream = await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            await self._unreachable(session or STATELESS, message, exc, send)
+            await self._unreachable(session or STATELESS, exchange, message, exc, send)
             return
         try:
             session = session or _header(upstream.headers.items(), SESSION_HEADER) or STATELESS
-            if message is not None:
-                self.recorder.from_client(session, message)
-            await self._answer(upstream, session, message, send, receive)
+            if message is not None and not exchange.recorded:
+                self._sent(session, exchange, message)  # an initialize: now its session is known
+            # A GET stream carries no answer of its own (answers there pair by session).
+            answers_on = exchange if scope["method"] == "POST" else None
+            await self._answer(upstream, session, answers_on, send, receive)
         finally:
             await upstream.aclose()
         if scope["method"] == "DELETE" and upstream.status_code < 300:
-            self.recorder.fail_pending(session, "the client ended the session first")
+            reason = "the client ended the session first"
+            self._forget(record_safely(self.log, self.recorder.fail_pending, session, reason) or [])
 
     def _refusal(self, scope: Scope) -> str | None:
         """Why a request is refused, if it is: served on loopback, the proxy takes only
@@ -171,11 +187,21 @@ class RecordingProxy:
             self.log(f"a request body from the client is not JSON (passed on): {body[:120]!r}")
             return None
 
+    def _sent(self, session: str, exchange: Exchange, message: Any) -> None:
+        if session == STATELESS:
+            record_safely(self.log, self.recorder.open_session, STATELESS, STATELESS)
+        sent = self.pairing.sent(session, exchange, message)
+        record_safely(self.log, self.recorder.from_client, session, sent)
+
+    def _forget(self, tokens: list[Any]) -> None:
+        for token in tokens:
+            self.pairing.forget(token)
+
     async def _answer(
         self,
         upstream: httpx.Response,
         session: str,
-        message: Any,
+        exchange: Exchange | None,
         send: Send,
         receive: Receive,
     ) -> None:
@@ -185,92 +211,192 @@ class RecordingProxy:
             if k.lower() not in HOP_BY_HOP and k.lower() != "content-encoding"
         ]
         start = {"type": "http.response.start", "status": upstream.status_code, "headers": headers}
-        await send(start)
         content_type = upstream.headers.get("content-type", "")
         if content_type.startswith("text/event-stream"):
-            async with anyio.create_task_group() as streams:
-                # A client that hangs up ends the stream: the upstream's is closed with it.
-                streams.start_soon(_cancel_on_disconnect, receive, streams.cancel_scope)
-                async for chunk in self._events(upstream.aiter_bytes(), session):
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                last = self._unanswered_event(session, message)
-                await send({"type": "http.response.body", "body": last, "more_body": False})
-                streams.cancel_scope.cancel()
+            await send(start)
+            await self._stream(upstream, session, exchange, send, receive)
             return
-        body = await upstream.aread()
+        try:  # read whole before answering: a body cut off gets the client errors, not a 500
+            body = await upstream.aread()
+        except httpx.HTTPError as exc:
+            await self._unreachable(session, exchange or Exchange(), None, exc, send)
+            return
+        await send(start)
         if content_type.startswith("application/json"):
-            self._from_server(session, body)
+            await self._from_server(session, exchange, body)
+        if exchange is not None:
+            reason = f"the server's answer (HTTP {upstream.status_code}) held no answer to it"
+            self._fail_open(session, exchange, reason)
         await send({"type": "http.response.body", "body": body, "more_body": False})
 
-    async def _events(self, chunks: AsyncIterator[bytes], session: str) -> AsyncIterator[bytes]:
+    async def _stream(
+        self,
+        upstream: httpx.Response,
+        session: str,
+        exchange: Exchange | None,
+        send: Send,
+        receive: Receive,
+    ) -> None:
+        """Forward an event stream event by event; a client that hangs up ends it, and the
+        POST's requests still open are then recorded as failures (nobody will see an answer)."""
+        async with anyio.create_task_group() as streams:
+            streams.start_soon(_cancel_on_disconnect, receive, streams.cancel_scope)
+            async for chunk in self._events(upstream.aiter_bytes(), session, exchange):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            last = self._unanswered_event(session, exchange)
+            await send({"type": "http.response.body", "body": last, "more_body": False})
+            streams.cancel_scope.cancel()
+        if exchange is not None:  # still open only when the client hung up first
+            self._fail_open(session, exchange, "the client disconnected before the answer")
+
+    async def _events(
+        self, chunks: AsyncIterator[bytes], session: str, exchange: Exchange | None
+    ) -> AsyncIterator[bytes]:
         """The stream's bytes, each complete event released after the recorder saw it."""
-        pending = b""
+        splitter = EventSplitter()
         try:
             async for chunk in chunks:
-                pending += chunk
-                while (end := _event_end(pending)) > 0:
-                    event, pending = pending[:end], pending[end:]
-                    self._from_server(session, _event_data(event))
+                for event in splitter.feed(chunk):
+                    await self._from_server(session, exchange, event, event=True)
                     yield event
         except httpx.HTTPError as exc:
             self.log(f"the server's event stream broke off: {exc}")
-        if pending:
-            yield pending
+        if rest := splitter.rest():
+            yield rest
 
-    def _from_server(self, session: str, data: bytes) -> None:
-        if not data.strip():
+    async def _from_server(
+        self, session: str, exchange: Exchange | None, raw: bytes, *, event: bool = False
+    ) -> None:
+        """Give the recorder what the server sent (a JSON body, or an event of a stream); a
+        large message is read and recorded on a worker thread, so the event loop goes on
+        serving the other exchanges meanwhile."""
+        if len(raw) > LARGE_MESSAGE_BYTES:
+            await anyio.to_thread.run_sync(self._observe_answer, session, exchange, raw, event)
+        else:
+            self._observe_answer(session, exchange, raw, event)
+
+    def _observe_answer(
+        self, session: str, exchange: Exchange | None, raw: bytes, event: bool
+    ) -> None:
+        data = event_data(raw) if event else raw
+        if not data or data.isspace():
             return
         try:
             message = orjson.loads(data)
         except orjson.JSONDecodeError:
             self.log(f"a message from the server is not JSON (passed on): {data[:120]!r}")
             return
-        for key in self.recorder.from_server(session, message):
-            self.log(f"the server answered id {key[1]!r}, which no open request has (passed on)")
+        answers, unknown = self.pairing.answered(session, exchange, message)
+        for request_id in unknown:
+            self.log(
+                f"the server answered id {request_id!r}, which no open request has (passed on)"
+            )
+        if answers:
+            record_safely(self.log, self.recorder.from_server, session, answers)
 
     # --- answers the server never gave ------------------------------------------------------------
 
-    def _unanswered_event(self, session: str, message: Any) -> bytes:
+    def _unanswered_event(self, session: str, exchange: Exchange | None) -> bytes:
         """After an event stream ended: a last event answering the POST's open requests."""
-        errors = self._fail_open(session, message, "the server's event stream ended unanswered")
+        if exchange is None:
+            return b""
+        errors = self._fail_open(session, exchange, "the server's event stream ended unanswered")
         return b"".join(b"event: message\ndata: " + orjson.dumps(e) + b"\n\n" for e in errors)
 
-    async def _unreachable(self, session: str, message: Any, exc: Exception, send: Send) -> None:
+    async def _unreachable(
+        self, session: str, exchange: Exchange, message: Any, exc: Exception, send: Send
+    ) -> None:
         self.log(f"cannot reach the MCP server: {exc}")
-        if message is not None:
-            self.recorder.from_client(session, message)
-        errors = self._fail_open(session, message, f"the MCP server cannot be reached: {exc}")
+        if message is not None and not exchange.recorded:
+            self._sent(session, exchange, message)
+        errors = self._fail_open(session, exchange, f"the MCP server cannot be reached: {exc}")
         if not errors:
             await _respond(send, 502, b"the MCP server cannot be reached", "text/plain")
             return
         body = orjson.dumps(errors[0] if len(errors) == 1 else errors)
         await _respond(send, 200, body, "application/json")
 
-    def _fail_open(self, session: str, message: Any, reason: str) -> list[dict[str, Any]]:
-        """JSON-RPC errors for the message's requests still open, each fed to the recorder as
+    def _fail_open(self, session: str, exchange: Exchange, reason: str) -> list[dict[str, Any]]:
+        """JSON-RPC errors for the exchange's requests still open, each fed to the recorder as
         the server's answer (so an open call is recorded as a failure, and warned about)."""
-        open_ids = {repr(i) for i in self.recorder.pending_requests(session)}
-        errors = [
-            {"jsonrpc": "2.0", "id": obj["id"], "error": {"code": SERVER_GONE, "message": reason}}
-            for obj in jsonrpc_objects(message)
-            if is_request(obj) and repr(obj["id"]) in open_ids
-        ]
-        for error in errors:
-            self.log(f"request {error['id']!r} answered with a JSON-RPC error: {reason}")
-            self.recorder.from_server(session, error)
+        errors = []
+        for request in self.pairing.open_requests(exchange):
+            error = {"code": SERVER_GONE, "message": reason}
+            errors.append({"jsonrpc": "2.0", "id": request.request_id, "error": error})
+            self.log(f"request {request.request_id!r} answered with a JSON-RPC error: {reason}")
+            self.pairing.forget(request.token)
+            answer = {"jsonrpc": "2.0", "id": request.token, "error": error}
+            record_safely(self.log, self.recorder.from_server, session, answer)
         return errors
 
 
-def _event_end(buffer: bytes) -> int:
-    """Where the first complete event of an event stream ends (after its blank line), or 0."""
-    ends = [i + len(sep) for sep in (b"\n\n", b"\r\n\r\n", b"\r\r") if (i := buffer.find(sep)) >= 0]
-    return min(ends) if ends else 0
+class Exchange:
+    """One POST and its answer: what pairs an answer with the request it answers."""
+
+    __slots__ = ("recorded",)
+
+    def __init__(self) -> None:
+        self.recorded = False
+        """Whether the POST's message went to the recorder before it was forwarded."""
 
 
-def _event_data(event: bytes) -> bytes:
-    lines = event.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-    data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
-    return b"\n".join(data)
+def _opens_session(message: Any) -> bool:
+    """Whether a message without a session id holds an ``initialize``: its session is the one
+    the server's answer assigns, known only then."""
+    return any(obj.get("method") == INITIALIZE for obj in jsonrpc_objects(message))
+
+
+class EventSplitter:
+    """Splits an event stream into its events as the bytes come, in linear time: each byte is
+    searched once, by ``bytes.find`` (a separator cut in two by a chunk boundary is found by
+    looking back three bytes), and a bytearray gives up its front without moving what follows."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._searched = 0
+
+    def feed(self, chunk: bytes) -> Iterator[bytes]:
+        self._buffer += chunk
+        while (end := _event_end(self._buffer, self._searched)) > 0:
+            with memoryview(self._buffer) as view:
+                event = bytes(view[:end])
+            del self._buffer[:end]
+            self._searched = 0
+            yield event
+        self._searched = max(len(self._buffer) - 3, 0)
+
+    def rest(self) -> bytes:
+        """What came after the last complete event (a stream cut off mid-event)."""
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        return rest
+
+
+def _event_end(buffer: bytearray, start: int) -> int:
+    """Where the first event ending at or after ``start`` ends (after its blank line), or 0. A
+    blank line follows a line end: LF LF or CR LF CR LF (found line by line, each LF by
+    ``find``), or CR CR in a stream whose lines end with CR alone."""
+    position = start
+    while (newline := buffer.find(b"\n", position)) >= 0:
+        if buffer[newline + 1 : newline + 2] == b"\n":
+            return newline + 2
+        if buffer[newline + 1 : newline + 3] == b"\r\n":
+            return newline + 3
+        position = newline + 1
+    carriage = buffer.find(b"\r\r", start)
+    return carriage + 2 if carriage >= 0 else 0
+
+
+def event_data(event: bytes) -> bytes:
+    """The data of one event: its ``data:`` lines, joined by newlines."""
+    if b"\r" in event:
+        event = event.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    data = [
+        line[6:] if line[5:6] == b" " else line[5:]
+        for line in event.split(b"\n")
+        if line.startswith(b"data:")
+    ]
+    return data[0] if len(data) == 1 else b"\n".join(data)
 
 
 def _header(headers: Any, name: str) -> str | None:

@@ -72,6 +72,24 @@ RequestKey = tuple[str, Any]
 """A JSON-RPC id made hashable without confusing ``1`` and ``"1"``."""
 
 
+CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
+"""Where a 2026-07-28 request names its client: every request's ``_meta`` carries the stamp."""
+
+
+def client_name(method: str, params: Any) -> str | None:
+    """The name a request gives its client: ``initialize``'s ``clientInfo``, or (2026-07-28,
+    no handshake) the ``clientInfo`` stamp in any request's ``_meta``."""
+    if not isinstance(params, Mapping):
+        return None
+    meta = params.get("_meta")
+    if method == INITIALIZE:
+        info = params.get("clientInfo")
+    else:
+        info = meta.get(CLIENT_INFO_META) if isinstance(meta, Mapping) else None
+    name = info.get("name") if isinstance(info, Mapping) else None
+    return name if isinstance(name, str) and name.strip() else None
+
+
 def request_key(request_id: Any) -> RequestKey:
     return (type(request_id).__name__, request_id)
 
@@ -243,11 +261,10 @@ class Recorder:
         call = None
         if method == TOOLS_CALL:
             call = self._new_call(state, params)
-        elif method == INITIALIZE:
-            self._name_session(state, params)
         elif method == TOOLS_LIST:
             state.list_cursors[key] = isinstance(params, Mapping) and "cursor" in params
         state.pending[key] = (method, call)
+        self._name_session(state, method, params)
 
     @staticmethod
     def _new_call(state: _Session, params: Any) -> _Call:
@@ -269,10 +286,11 @@ class Recorder:
             page = NEXT_PAGE if next_page else FIRST_PAGE
             self._keep({"session": state.number, "tools": tools, "page": page}, "a tool list")
 
-    def _name_session(self, state: _Session, params: Any) -> None:
-        info = params.get("clientInfo") if isinstance(params, Mapping) else None
-        name = info.get("name") if isinstance(info, Mapping) else None
-        if isinstance(name, str) and name.strip() and state.label == "session":
+    def _name_session(self, state: _Session, method: str, params: Any) -> None:
+        """A session still unnamed takes the client's name from its request (``initialize``'s
+        clientInfo, or the 2026-07-28 ``_meta`` stamp), journaled so a rebuilt suite has it."""
+        name = client_name(method, params) if state.label == "session" else None
+        if name is not None:
             state.label = name
             self._keep({"session": state.number, "label": name}, "a session's name")
 

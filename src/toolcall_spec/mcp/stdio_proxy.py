@@ -5,6 +5,7 @@ MCP over stdio is one JSON-RPC message per line. Each line is forwarded byte for
 copy goes to the ``Recorder`` first, so a ``tools/call`` answer is on disk before the client
 sees it. What the protocol leaves to the proxy:
 
+- requests with the same id still open are answered in the order sent (``.pairing``);
 - a line that is not JSON is passed on (the receiver answers or ignores it as it would without
   the proxy) and logged;
 - a response to an id the client never sent (or already got an answer for) is passed on and
@@ -34,6 +35,7 @@ from typing import Any
 
 import orjson
 
+from toolcall_spec.mcp.pairing import RequestPairing, record_safely
 from toolcall_spec.mcp.record import Recorder
 
 SESSION = "stdio"
@@ -46,21 +48,26 @@ Log = Callable[[str], None]
 
 
 def read_lines(fd: int) -> Iterator[bytes]:
-    """The lines read from ``fd``, each with its newline (the last one may have none)."""
-    pending = b""
+    """The lines read from ``fd``, each with its newline (the last one may have none). Each byte
+    is searched once and copied once, so a line of any size is read in linear time."""
+    parts: list[bytes] = []
     while True:
         try:
             chunk = os.read(fd, READ_SIZE)
         except OSError:
             chunk = b""
         if not chunk:
-            if pending:
-                yield pending
+            if parts:
+                yield b"".join(parts)
             return
-        pending += chunk
-        while (end := pending.find(b"\n")) >= 0:
-            yield pending[: end + 1]
-            pending = pending[end + 1 :]
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            parts.append(chunk[start : end + 1])
+            yield parts[0] if len(parts) == 1 else b"".join(parts)
+            parts = []
+            start = end + 1
+        if start < len(chunk):
+            parts.append(chunk[start:])
 
 
 def parse_line(line: bytes) -> tuple[bool, Any]:
@@ -95,6 +102,8 @@ class StdioProxy:
         self._stop_signal: int | None = None
         self._server_gone = False
         self._server: subprocess.Popen[bytes] | None = None
+        self.pairing = RequestPairing()
+        """The one pipe is the one exchange: equal ids in flight are answered in send order."""
 
     # --- the session -------------------------------------------------------------------------
 
@@ -102,14 +111,16 @@ class StdioProxy:
         """Proxy until the client or the server ends the session; the exit status: 0 when the
         client ended it (or SIGTERM), 1 when the server did, 130 on Ctrl-C."""
         self._server = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.recorder.open_session(SESSION)
+        record_safely(self.log, self.recorder.open_session, SESSION)
         previous = self._install_signal_handlers()
         try:
             self._start_pumps()
             return self._wait_for_end()
         finally:
             self._restore_signal_handlers(previous)
-            self.recorder.close("the session ended before the server answered")
+            record_safely(
+                self.log, self.recorder.close, "the session ended before the server answered"
+            )
 
     def _start_pumps(self) -> None:
         for target, name in ((self._pump_client, "client"), (self._pump_server, "server")):
@@ -123,9 +134,11 @@ class StdioProxy:
                 self._server_ended("the proxy was stopped before the server answered")
                 return 130 if self._stop_signal == signal.SIGINT else 0
             if server_closed:
+                # Who ended the session is decided now, before the client hears of the exit.
+                ended_by_client = self._client_closed.is_set()
                 status = self._reap_server()
                 self._server_ended(f"the MCP server exited (status {status}) before answering")
-                return 0 if self._client_closed.is_set() else 1
+                return 0 if ended_by_client else 1
             if self._client_closed.is_set():
                 # The client is done: the server's remaining answers still pass, then it stops.
                 if not self._server_closed.wait(self.shutdown_timeout):
@@ -141,7 +154,9 @@ class StdioProxy:
         self._answer_open_requests(reason)
 
     def _answer_open_requests(self, reason: str) -> None:
-        for request_id in self.recorder.fail_pending(SESSION, reason):
+        record_safely(self.log, self.recorder.fail_pending, SESSION, reason)
+        for request in self.pairing.open_requests(SESSION):
+            request_id = self.pairing.forget(request.token)
             self.log(f"request {request_id!r} answered with a JSON-RPC error: {reason}")
             error = {"code": SERVER_GONE, "message": reason}
             self._to_client(
@@ -186,10 +201,16 @@ class StdioProxy:
             self.log(f"a line from the {side} is not JSON (passed on): {line[:120]!r}")
             return
         if side == "client":
-            self.recorder.from_client(SESSION, message)
+            sent = self.pairing.sent(SESSION, SESSION, message)
+            record_safely(self.log, self.recorder.from_client, SESSION, sent)
             return
-        for key in self.recorder.from_server(SESSION, message):
-            self.log(f"the server answered id {key[1]!r}, which no open request has (passed on)")
+        answers, unknown = self.pairing.answered(SESSION, SESSION, message)
+        for request_id in unknown:
+            self.log(
+                f"the server answered id {request_id!r}, which no open request has (passed on)"
+            )
+        if answers:
+            record_safely(self.log, self.recorder.from_server, SESSION, answers)
 
     def _to_client(self, data: bytes) -> None:
         # A client that is gone is no reason to stop: the recording goes on until the session ends.

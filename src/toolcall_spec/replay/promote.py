@@ -345,7 +345,7 @@ def recorded_suite(tasks: Sequence[RecordedTask], *, suite_id: str) -> dict[str,
     function every recorder uses (``promote``, ``toolcall-spec record``, cassette imports)."""
     used: set[str] = set()
     out_tasks = []
-    for task in tasks:
+    for task in _with_content(tasks):
         task_id = _unique(_slug(task.task_id, "task"), used)
         expected = [{"tool": c.tool, "isError": c.is_error} for c in task.calls]
         task_input: dict[str, Any] = {"calls": [_scripted_call(call) for call in task.calls]}
@@ -369,6 +369,14 @@ def recorded_suite(tasks: Sequence[RecordedTask], *, suite_id: str) -> dict[str,
         "modes": ["golden"],
         "tasks": out_tasks,
     }
+
+
+def _with_content(tasks: Sequence[RecordedTask]) -> Sequence[RecordedTask]:
+    """The tasks that hold a call or a tool listing; all of them when none does. A session that
+    did nothing (the official client's ``server/discover`` probe before it falls back to the
+    handshake, a client that connected and left) is no task to replay."""
+    kept = [task for task in tasks if task.calls or task.tools is not None]
+    return kept if kept else tasks[:1]
 
 
 def _slug(text: str, fallback: str) -> str:
