@@ -27,6 +27,7 @@ from toolcall_spec.http.ingest_app import (
     IngestSettings,
     create_ingest_app,
 )
+from toolcall_spec.filesystem import Call, intercepted
 from toolcall_spec.http.server import BackgroundServer
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
@@ -73,6 +74,18 @@ def serve(store: EventStore, log: WriteAheadLog) -> Iterator[BackgroundServer]:
     finally:
         stop()
         log.close()
+
+
+class SegmentWriteFails:
+    """The disk is full for the writer's next write to a segment (the loader, in a thread of
+    the same process, writes its own files meanwhile: they are left alone)."""
+
+    injected = False
+
+    def before(self, call: Call) -> None:
+        if call.op == "write" and str(call.path).endswith(".log") and not self.injected:
+            self.injected = True
+            raise OSError(errno.ENOSPC, "No space left on device (injected)")
 
 
 def post(server: BackgroundServer, events: list[Any]) -> httpx.Response:
@@ -164,14 +177,11 @@ def test_a_full_disk_answers_507_and_keeps_what_was_acknowledged(
     log = WriteAheadLog.open(tmp_path / "log")
     before, during, after = [tool_call(1)], [tool_call(2)], [tool_call(3)]
 
-    def no_space(fd: int, data: memoryview) -> int:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
     with serve(store, log) as server:
         assert post(server, before).status_code == 200
-        real_write, log.write_bytes = log.write_bytes, no_space
-        answer = post(server, during)
-        log.write_bytes = real_write
+        with intercepted(SegmentWriteFails()) as full:
+            answer = post(server, during)
+        assert full.injected
         assert answer.status_code == 507
         assert answer.json()["error"]["code"] == "insufficient_storage"
         assert "the disk is full" in answer.json()["error"]["message"]
