@@ -6,6 +6,7 @@ and ``GET /v1/health`` reports the backlog."""
 from __future__ import annotations
 
 import errno
+import gzip
 import threading
 import time
 from collections.abc import Iterator
@@ -189,6 +190,32 @@ def test_a_full_disk_answers_507_and_keeps_what_was_acknowledged(
         report = wait_loaded(server)
     assert report["log"]["corrupt_records"] == 0
     assert set(stored_events(store)) == {before[0]["event_id"], after[0]["event_id"]}
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_batch_with_a_byte_order_mark_is_stored_and_stops_nothing(
+    store: SwitchableStore, tmp_path: Path, gzipped: bool
+) -> None:
+    """The intake reads a body that starts with a UTF-8 byte-order mark (RFC 8259 lets a reader
+    ignore it) and answers 200: the log must hold bytes the loader reads as the intake did.
+    Once, the body was logged as received, the loader died on it at every start, nothing after
+    it was stored, and health said ok."""
+    marked, later = [tool_call(1)], [[tool_call(2 + i)] for i in range(3)]
+    body = b"\xef\xbb\xbf" + orjson.dumps({"events": marked})
+    headers = dict(HEADERS)
+    if gzipped:
+        body, headers["Content-Encoding"] = gzip.compress(body), "gzip"
+    log = WriteAheadLog.open(tmp_path / "log")
+    with serve(store, log) as server:
+        answer = httpx.post(server.url + EVENTS_PATH, content=body, headers=headers, timeout=30)
+        assert answer.status_code == 200, answer.text
+        assert all(post(server, events).status_code == 200 for events in later)
+        report = wait_loaded(server)
+    assert set(stored_events(store)) == {e["event_id"] for e in [*marked, *sum(later, [])]}
+    assert report["status"] == "ok"
+    assert report["log"]["loaded_events"] == 4
+    assert (report["log"]["quarantined_records"], report["log"]["last_load_error"]) == (0, None)
 
 
 def test_health_without_a_log_names_the_engine(store: SwitchableStore) -> None:

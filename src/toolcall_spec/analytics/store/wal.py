@@ -341,7 +341,9 @@ def decode_payload(payload: bytes, count: int | None = None) -> Record:
         raise
     except (struct.error, UnicodeDecodeError, orjson.JSONDecodeError, ValueError) as exc:
         raise UndecodableRecordError(f"{type(exc).__name__}: {exc}") from None
-    events = value.get("events") if kind == _BATCH and isinstance(value, dict) else value
+    events = value
+    if kind == _BATCH:
+        events = value.get("events") if isinstance(value, dict) else None
     if not isinstance(events, list) or not all(isinstance(event, dict) for event in events):
         what = "a batch object with an events array" if kind == _BATCH else "an array of events"
         raise UndecodableRecordError(f"the body is not {what}")
@@ -823,9 +825,10 @@ class LogLoader:
         return 0
 
     def pending(self) -> bool:
-        """Something durable past the checkpoint."""
+        """Something durable past the checkpoint (or a later segment to move on to)."""
         segment, offset = self.checkpoint.position
-        return self._durable_end(segment)[0] > offset
+        end, final = self._durable_end(segment)
+        return end > offset or final
 
     def due(self) -> bool:
         """Whether a load should run now: something durable waits past the checkpoint and it
