@@ -22,13 +22,13 @@ from support.store import tool_call
 from toolcall_spec.analytics.store import EventStore, StoreError, open_store
 from toolcall_spec.analytics.store.layout import Columns, Row
 from toolcall_spec.analytics.store.wal import LogLoader, WriteAheadLog, start_loader_thread
+from toolcall_spec.filesystem import Call, intercepted
 from toolcall_spec.http.ingest_app import (
     EVENTS_PATH,
     HEALTH_PATH,
     IngestSettings,
     create_ingest_app,
 )
-from toolcall_spec.filesystem import Call, intercepted
 from toolcall_spec.http.server import BackgroundServer
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
@@ -212,7 +212,8 @@ def test_a_batch_with_a_byte_order_mark_is_stored_and_stops_nothing(
         assert answer.status_code == 200, answer.text
         assert all(post(server, events).status_code == 200 for events in later)
         report = wait_loaded(server)
-    assert set(stored_events(store)) == {e["event_id"] for e in [*marked, *sum(later, [])]}
+    sent = marked + [event for events in later for event in events]
+    assert set(stored_events(store)) == {event["event_id"] for event in sent}
     assert report["status"] == "ok"
     assert report["log"]["loaded_events"] == 4
     assert (report["log"]["quarantined_records"], report["log"]["last_load_error"]) == (0, None)

@@ -22,11 +22,11 @@ from toolcall_spec.analytics.store.base import UnstorableRowsError
 from toolcall_spec.analytics.store.layout import COLUMNS, Columns, Row
 from toolcall_spec.analytics.store.wal import (
     CHECKPOINT,
-    STATE,
     HEADER_BYTES,
     MAX_LOAD_DELAY_SECONDS,
     MIN_LOAD_BYTES,
     QUIET_SECONDS,
+    STATE,
     LogError,
     LogFullError,
     LogLoader,

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from support.store import tool_call
 
 from toolcall_spec.analytics.store import EventStore, open_store
+from toolcall_spec.analytics.store.layout import Columns, event_columns
 from toolcall_spec.analytics.store.quarantine import QUARANTINE
 from toolcall_spec.analytics.store.wal import (
     LogLoader,
@@ -81,7 +82,7 @@ class FailCalls:
         raise OSError(self.code, f"{errno.errorcode[self.code]} (injected at {call})")
 
 
-# --- records the loader cannot read -------------------------------------------------------------
+# --- records the loader cannot read ------------------------------------------------------------
 
 
 def payload(kind: int, project: bytes, body: bytes) -> bytes:
@@ -93,11 +94,19 @@ def _batch(events: list[Any]) -> bytes:
     return orjson.dumps({"events": events})
 
 
+def _utf16(text: bytes) -> bytes:
+    return text.decode().encode("utf-16")
+
+
+def _without(event: dict[str, Any], name: str) -> dict[str, Any]:
+    return {key: value for key, value in event.items() if key != name}
+
+
 POISONS: dict[str, Callable[[bytes], tuple[bytes, int]]] = {
     # (noise) -> (payload, the count in the header): a checksum that holds over bytes that are
     # no record this loader can load, each a way a writer, a disk or a future version gets it
     "byte-order mark": lambda n: (payload(1, b"p", b"\xef\xbb\xbf" + _batch([tool_call(1)])), 1),
-    "utf-16 body": lambda n: (payload(1, b"p", _batch([tool_call(1)]).decode().encode("utf-16")), 1),
+    "utf-16 body": lambda n: (payload(1, b"p", _utf16(_batch([tool_call(1)]))), 1),
     "project not utf-8": lambda n: (payload(0, b"\xff" + n[:3], orjson.dumps([tool_call(1)])), 1),
     "body not json": lambda n: (payload(0, b"p", b"[" + n), 1),
     "batch not an object": lambda n: (payload(1, b"p", orjson.dumps([tool_call(1)])), 1),
@@ -108,7 +117,7 @@ POISONS: dict[str, Callable[[bytes], tuple[bytes, int]]] = {
     "project past the end": lambda n: (struct.pack(">BHq", 0, 999, 0) + n[:10], 0),
     "short prefix": lambda n: (n[:5], 0),
     "event without id": lambda n: (
-        payload(0, b"p", orjson.dumps([{k: v for k, v in tool_call(1).items() if k != "event_id"}])),
+        payload(0, b"p", orjson.dumps([_without(tool_call(1), "event_id")])),
         1,
     ),
     "bad timestamp": lambda n: (payload(0, b"p", orjson.dumps([tool_call(1, timestamp="x")])), 1),
@@ -136,6 +145,11 @@ def logs_with_poison(draw: st.DrawFn) -> list[tuple[str | None, bytes, list[str]
     return out
 
 
+def _rows_of(payload: bytes, count: int) -> Columns:
+    record = decode_payload(payload, count)
+    return event_columns(record.events, record.project, record.accepted_at)
+
+
 def test_every_poison_is_unreadable_to_the_loader() -> None:
     """The generator's poisons are what they claim: decoding them fails (or mapping them)."""
     for name, make in POISONS.items():
@@ -143,10 +157,7 @@ def test_every_poison_is_unreadable_to_the_loader() -> None:
         frame = frame_at(framed(body, count), 0)
         assert frame is not None, name
         with pytest.raises(Exception):  # noqa: B017, PT011  (any decoder or mapping error)
-            from toolcall_spec.analytics.store.layout import event_columns
-
-            record = decode_payload(frame.payload, frame.count)
-            event_columns(record.events, record.project, record.accepted_at)
+            _rows_of(frame.payload, frame.count)
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
@@ -184,7 +195,7 @@ def test_a_record_the_loader_cannot_read_is_quarantined_once_and_loading_goes_on
     log.close()
 
 
-# --- a rotation that fails after a durable group --------------------------------------------------
+# --- a rotation that fails after a durable group -------------------------------------------
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
@@ -216,7 +227,7 @@ def test_a_rotation_that_fails_never_fails_a_durable_group_nor_loses_a_later_one
     reopened.close()
 
 
-# --- a checkpoint that cannot be written -----------------------------------------------------------
+# --- a checkpoint that cannot be written ------------------------------------------------------
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.log-disk-full")
@@ -252,7 +263,8 @@ def test_a_checkpoint_that_cannot_be_written_stops_nothing_and_deletes_nothing_e
     loader.load_once()
     assert segment_numbers(log.directory) == [segments[-1]]
     checkpoint = read_checkpoint(log.directory)
-    assert checkpoint is not None and checkpoint.last_checkpoint_error is None
+    assert checkpoint is not None
+    assert checkpoint.last_checkpoint_error is None
     log._checked_at = 0.0
     assert log.stats()["last_checkpoint_error"] is None
     log.close()
@@ -262,7 +274,7 @@ def test_a_checkpoint_that_cannot_be_written_stops_nothing_and_deletes_nothing_e
     assert sorted(stored_ids(store)) == sorted(ids)
 
 
-# --- one key twice in one load ---------------------------------------------------------------------
+# --- one key twice in one load ------------------------------------------------------------
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
