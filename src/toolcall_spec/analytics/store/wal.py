@@ -467,7 +467,7 @@ class WriteAheadLog:
         except OSError as exc:
             log.close()
             raise LogError(f"{directory}: cannot open the ingest log: {exc}") from None
-        except LogError:
+        except BaseException:
             log.close()
             raise
         return log
@@ -550,14 +550,9 @@ class WriteAheadLog:
                 self._publish(*wanted)
 
     def close(self) -> None:
-        for name in ("_fd", "_mark_fd", "_lock_fd"):
-            fd = getattr(self, name)
-            if fd >= 0:
-                setattr(self, name, -1)
-                try:
-                    fs.close(fd)
-                except OSError as exc:  # released all the same (see fs.close)
-                    logger.warning("%s: closing the log: %s", self.directory, exc)
+        fds = [fd for fd in (self._fd, self._mark_fd, self._lock_fd) if fd >= 0]
+        self._fd = self._mark_fd = self._lock_fd = -1
+        close_all(fds, self.directory)
 
     # --- appending ------------------------------------------------------------------------------
 
@@ -971,12 +966,9 @@ class LogLoader:
         self._write_state()
 
     def close(self) -> None:
-        if self._state_fd >= 0:
-            fd, self._state_fd = self._state_fd, -1
-            try:
-                fs.close(fd)
-            except OSError as exc:
-                logger.debug("%s: closing the loader's state: %s", self.directory, exc)
+        fds = [self._state_fd] if self._state_fd >= 0 else []
+        self._state_fd = -1
+        close_all(fds, self.directory)
 
 
 def run_loaders(
@@ -1063,6 +1055,21 @@ def lock_file(path: Path, wait: float) -> int:
                 "serve-ingest process needs a log directory of its own: --log-dir)"
             ) from None
         return fd
+
+
+def close_all(fds: Sequence[int], directory: Path) -> None:
+    """Close every one of ``fds`` (each is released even when its close fails: ``fs.close``);
+    a failure is logged, and anything else (an interrupt) raised once all are closed."""
+    pending: BaseException | None = None
+    for fd in fds:
+        try:
+            fs.close(fd)
+        except OSError as exc:  # written and fsynced before, or nothing to keep: logged only
+            logger.warning("%s: closing a file of the log: %s", directory, exc)
+        except BaseException as exc:
+            pending = pending or exc
+    if pending is not None:
+        raise pending
 
 
 def _read(path: Path, start: int, end: int) -> bytes:
