@@ -73,7 +73,7 @@ def test_a_log_that_fills_its_disk_refuses_then_drains_and_loses_nothing(
     directory = mount(size, inodes) / "log"
     log = WriteAheadLog.open(directory, segment_bytes=segment_bytes, max_backlog_bytes=2**40)
     acknowledged: list[str] = []
-    refused = 0
+    refused: list[bool] = []
     with open_store(str(tmp_path / "events.duckdb")) as store:
         loader = LogLoader(directory, store)  # the engine is behind: nothing is loaded yet
         for index in range(400):
@@ -81,13 +81,15 @@ def test_a_log_that_fills_its_disk_refuses_then_drains_and_loses_nothing(
             try:
                 log.append([encode_record("p", NOW, events)])
             except LogWriteError as exc:
-                assert exc.disk_full
-                refused += 1
-                if refused >= 3:
+                refused.append(exc.disk_full)
+                if len(refused) >= 3:
                     break
                 continue
             acknowledged += [event["event_id"] for event in events]
-        if inodes < 64:  # rotations failed for want of an inode: the segments grew instead
+        assert all(refused)  # each a 507 (disk full), not a 500
+        if inodes >= 64:
+            assert len(refused) == 3  # the disk stays full until the loader frees it
+        else:  # rotations failed for want of an inode: the segments grew instead
             assert os.statvfs(directory).f_ffree == 0
         for _ in range(1000):  # the engine catches up
             if not loader.load_once() and not loader.pending():
