@@ -202,6 +202,8 @@ LOADER_MODES = (("ENOSPC", True), ("EIO", False), ("EMFILE", False), (None, Fals
 
 def _file_kind(path: str | None) -> str:
     name = Path(path or "").name
+    if "reserve" in name:
+        return "reserve"
     if "checkpoint" in name:
         return "checkpoint"
     if name.endswith(".log"):
@@ -280,6 +282,6 @@ def test_the_loader_loads_everything_once_and_quarantines_once_at_every_fault(
         "fault_points",
         "wal.checkpoint: {checkpoint} of wal.loader's points (write_file_atomically: open, "
         "write, fsync, close, rename, directory fsync per checkpoint); the others: segments "
-        "{segment}, quarantine {quarantine}, loader.state {state}, other directory fsyncs "
-        "{directory}".format_map(by_file),
+        "{segment}, quarantine {quarantine}, loader.state {state}, checkpoint.reserve "
+        "{reserve}, directory fsyncs (checkpoints', quarantine's) {directory}".format_map(by_file),
     )
