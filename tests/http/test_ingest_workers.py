@@ -24,6 +24,7 @@ from support.store import Service, fresh_database_url, tool_call
 
 from toolcall_spec.analytics.store import open_store
 from toolcall_spec.analytics.store.log_health import file_stats, is_log
+from toolcall_spec.cli.serve_ingest_cmd import WORKER_HANDLE
 from toolcall_spec.http.ingest_app import EVENTS_PATH, HEALTH_PATH
 
 KEY = "key-of-project-a-0123456789"
@@ -56,9 +57,14 @@ def descendants(pid: int) -> Iterator[tuple[int, str]]:
 
 
 def workers_of(service: Service) -> list[int]:
-    return [
-        pid for pid, command in descendants(service.process.pid) if "--worker-process" in command
-    ]
+    return [pid for pid, _ in descendants(service.process.pid) if WORKER_HANDLE in environ(pid)]
+
+
+def environ(pid: int) -> str:
+    """The environment the process started with (the supervisor marks its workers there)."""
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+    return ""
 
 
 def loader_of(service: Service) -> int:

@@ -12,7 +12,9 @@ A batch is acknowledged once it is fsynced in the process's write-ahead log (``-
 a DuckDB file ``FILE.ingest-log`` beside it by default; a ClickHouse store needs one named, one per
 process); a loader process (``toolcall_spec.analytics.store.loader``, the only process that opens
 the store) moves the log into the store. ``--workers N`` runs N endpoint processes on the port,
-each with its own log (``DIR/worker-K``), and one loader for them all. ``--no-log`` writes each
+each with its own log (``DIR/worker-K``), and one loader for every log under ``DIR`` (an earlier
+layout's too), under a supervisor that replaces a worker that ends (``http.prefork``; exit 1 when
+it cannot go on). ``--no-log`` writes each
 group of batches to the store before answering instead (slower). On start the log is replayed;
 on SIGTERM the endpoint stops answering and the loader loads what is left (up to 10 s) first.
 """
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
     from toolcall_spec.analytics.store.wal import WriteAheadLog
 
 DEFAULT_PORT = 8766
+WORKER_HANDLE = "TOOLCALL_SPEC_INGEST_WORKER"
+"""How the supervisor of ``--workers N`` tells a program it starts that it is a worker, and
+hands it its number, the listening socket, its report pipe and the supervisor's process id."""
 DEFAULT_MAX_LOG_MB = 256
 
 
@@ -44,7 +49,13 @@ def register(subparsers: Any) -> str:
     parser = subparsers.add_parser(
         "serve-ingest",
         help="serve POST /v1/events and OTLP POST /v1/traces into DuckDB or ClickHouse",
-        description="Exit 2 when the server cannot start (bad store, bad keys file, port taken).",
+        description=(
+            "Exit 0 when stopped by SIGTERM (after the loader drained the log), 130 on SIGINT, "
+            "2 when the server cannot start (bad store, bad keys file, port taken), 1 when "
+            "--workers N cannot go on (every worker ended at once, a worker could not be "
+            "started again, or more than 10 restarts in a minute: a killed worker is replaced). "
+            'GET /v1/health answers {"status": ...} to anyone, the details with a key.'
+        ),
     )
     parser.add_argument(
         "--store",
@@ -91,8 +102,6 @@ def register(subparsers: Any) -> str:
     parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )
-    # How the supervisor of --workers N starts a worker: NUMBER:LISTEN_FD:READY_FD:SUPERVISOR.
-    parser.add_argument("--worker-process", help=argparse.SUPPRESS)
     return "serve-ingest"
 
 
@@ -112,8 +121,9 @@ def run(args: argparse.Namespace) -> int:
     log_dir = log_directory(args)
     if log_dir == _MISSING or not workers_allowed(args, log_dir):
         return 2
-    if args.worker_process:
-        return run_as_worker(args, keys, log_dir)
+    handle = os.environ.pop(WORKER_HANDLE, None)
+    if handle is not None:
+        return run_as_worker(args, keys, log_dir, handle)
     try:
         sock = bind(args.host, args.port, shared=args.workers > 1)
     except OSError as exc:
@@ -161,9 +171,9 @@ def serve_prefork(
     loader: list[LoaderProcess] = []
     supervisor = os.getpid()
 
-    def command(number: int, ready_fd: int) -> list[str]:
+    def command(number: int, ready_fd: int) -> tuple[list[str], dict[str, str]]:
         handle = f"{number}:{sock.fileno()}:{ready_fd}:{supervisor}"
-        return [*worker_command(args, log_dir), "--worker-process", handle]
+        return worker_command(args, log_dir), {**os.environ, WORKER_HANDLE: handle}
 
     def started() -> None:
         if log_dir is not None:  # every log under the root: an earlier layout's too
@@ -195,14 +205,17 @@ def worker_command(args: argparse.Namespace, log_dir: str | None) -> list[str]:
     return command + (["--no-log"] if log_dir is None else ["--log-dir", log_dir])
 
 
-def run_as_worker(args: argparse.Namespace, keys: dict[str, str], log_dir: str | None) -> int:
+def run_as_worker(
+    args: argparse.Namespace, keys: dict[str, str], log_dir: str | None, handle: str
+) -> int:
     """One worker under the supervisor of ``--workers N``: its own listener on the address it
-    was handed, its own log; it dies with the supervisor."""
+    was handed (``handle``: NUMBER:LISTEN_FD:READY_FD:SUPERVISOR_PID), its own log; it dies
+    with the supervisor."""
     from toolcall_spec.http.prefork import run_worker  # noqa: PLC0415
     from toolcall_spec.http.server import listener_of  # noqa: PLC0415
     from toolcall_spec.processes import die_with_parent  # noqa: PLC0415
 
-    number, listen_fd, ready_fd, supervisor = map(int, args.worker_process.split(":"))
+    number, listen_fd, ready_fd, supervisor = map(int, handle.split(":"))
     if not die_with_parent(signal.SIGTERM, supervisor):
         return 0  # the supervisor is gone: no one to serve for
 

@@ -43,8 +43,9 @@ STOPPED_BY_SIGINT = 130
 Ready = Callable[[str | None], None]
 """What a worker calls once: ``None`` when it is about to serve, else why it cannot (one line)."""
 
-WorkerCommand = Callable[[int, int], list[str]]
-"""The command line of worker ``number`` (0-based) that reports on the pipe ``ready_fd``."""
+WorkerCommand = Callable[[int, int], tuple[list[str], dict[str, str]]]
+"""The command line and environment of worker ``number`` (0-based) that reports on the pipe
+``ready_fd``."""
 
 
 @dataclass
@@ -78,9 +79,11 @@ class _Spawner:
         workers, pipes = [], []
         for number in numbers:
             reader, writer = os.pipe()
+            arguments, environment = self.command(number, writer)
             try:
                 process = subprocess.Popen(
-                    self.command(number, writer),
+                    arguments,
+                    env=environment,
                     pass_fds=(self.listening, writer),
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,  # Ctrl-C reaches the supervisor, which stops them once
