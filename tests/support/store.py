@@ -10,6 +10,7 @@ are skipped with the reason, except under ``CI=true``, where that is a failure.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -147,11 +148,16 @@ class Service:
             _, errors = self.process.communicate(timeout=30)
             raise AssertionError(f"serve-ingest did not start: {line!r} {errors.decode()}")
         self.url = line.removeprefix("serving on ").strip()
+        self.key = next(iter(json.loads(keys_file.read_text()).values()))
 
     def health(self) -> dict[str, Any]:
+        """The health answer with the details (a key holder's)."""
         import httpx
 
-        answer: dict[str, Any] = httpx.get(self.url + "/v1/health", timeout=10).json()
+        headers = {"Authorization": f"Bearer {self.key}"}
+        answer: dict[str, Any] = httpx.get(
+            self.url + "/v1/health", headers=headers, timeout=10
+        ).json()
         return answer
 
     def wait_loaded(self, timeout: float = 60.0, workers: int = 1) -> dict[str, Any]:
@@ -162,7 +168,7 @@ class Service:
         latest: dict[str, dict[str, Any]] = {}
         while True:
             health = self.health()
-            latest[health.get("log", {}).get("directory", "")] = health
+            latest[health.get("log", {}).get("name", "")] = health
             if len(latest) >= workers and all(map(_loaded, latest.values())):
                 return health
             if time.monotonic() > deadline:
@@ -179,8 +185,9 @@ class Service:
 
 
 def _loaded(health: dict[str, Any]) -> bool:
-    backlog = health.get("log", {})
-    return not backlog.get("backlog_bytes") and not backlog.get("backlog_events")
+    """This worker's log and every other log under the root are loaded."""
+    logs = [health.get("log", {}), *health.get("other_logs", [])]
+    return not any(log.get("backlog_bytes") or log.get("backlog_events") for log in logs)
 
 
 def fresh_database_url(base: str) -> str:

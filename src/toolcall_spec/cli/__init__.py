@@ -74,7 +74,8 @@ EXIT_1: dict[str, str] = {
     "metrics": "a line could not be read as an event (it is skipped)",
     "diff": "a change is major (breaking)",
     "load": "some lines were rejected (each is reported on stderr)",
-    "serve-ingest": "(not used)",
+    "serve-ingest": "--workers N cannot go on (every worker ended at once, one could not be "
+    "started again, more than 10 restarts in a minute)",
     "record": "the MCP server ended the session before the client did",
     "serve-fixtures": "the suite is invalid (each problem is printed on stderr)",
     "new": "(not used)",

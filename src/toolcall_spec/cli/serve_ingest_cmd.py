@@ -12,7 +12,9 @@ A batch is acknowledged once it is fsynced in the process's write-ahead log (``-
 a DuckDB file ``FILE.ingest-log`` beside it by default; a ClickHouse store needs one named, one per
 process); a loader process (``toolcall_spec.analytics.store.loader``, the only process that opens
 the store) moves the log into the store. ``--workers N`` runs N endpoint processes on the port,
-each with its own log (``DIR/worker-K``), and one loader for them all. ``--no-log`` writes each
+each with its own log (``DIR/worker-K``), and one loader for every log under ``DIR`` (an earlier
+layout's too), under a supervisor that replaces a worker that ends (``http.prefork``; exit 1 when
+it cannot go on). ``--no-log`` writes each
 group of batches to the store before answering instead (slower). On start the log is replayed;
 on SIGTERM the endpoint stops answering and the loader loads what is left (up to 10 s) first.
 """
@@ -20,8 +22,12 @@ on SIGTERM the endpoint stops answering and the loader loads what is left (up to
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import socket
+import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -33,6 +39,9 @@ if TYPE_CHECKING:
     from toolcall_spec.analytics.store.wal import WriteAheadLog
 
 DEFAULT_PORT = 8766
+WORKER_HANDLE = "TOOLCALL_SPEC_INGEST_WORKER"
+"""How the supervisor of ``--workers N`` tells a program it starts that it is a worker, and
+hands it its number, the listening socket, its report pipe and the supervisor's process id."""
 DEFAULT_MAX_LOG_MB = 256
 
 
@@ -40,7 +49,13 @@ def register(subparsers: Any) -> str:
     parser = subparsers.add_parser(
         "serve-ingest",
         help="serve POST /v1/events and OTLP POST /v1/traces into DuckDB or ClickHouse",
-        description="Exit 2 when the server cannot start (bad store, bad keys file, port taken).",
+        description=(
+            "Exit 0 when stopped by SIGTERM (after the loader drained the log), 130 on SIGINT, "
+            "2 when the server cannot start (bad store, bad keys file, port taken), 1 when "
+            "--workers N cannot go on (every worker ended at once, a worker could not be "
+            "started again, or more than 10 restarts in a minute: a killed worker is replaced). "
+            'GET /v1/health answers {"status": ...} to anyone, the details with a key.'
+        ),
     )
     parser.add_argument(
         "--store",
@@ -106,6 +121,9 @@ def run(args: argparse.Namespace) -> int:
     log_dir = log_directory(args)
     if log_dir == _MISSING or not workers_allowed(args, log_dir):
         return 2
+    handle = os.environ.pop(WORKER_HANDLE, None)
+    if handle is not None:
+        return run_as_worker(args, keys, log_dir, handle)
     try:
         sock = bind(args.host, args.port, shared=args.workers > 1)
     except OSError as exc:
@@ -119,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
     serving = f"serving on {url_of(sock)}"
     if args.workers == 1:
         logs = [] if log_dir is None else [Path(log_dir)]
-        return serve_worker(args, keys, logs, sock, lambda problem: _report(problem, serving))
+        report = partial(_report, serving=serving)
+        return serve_worker(args, keys, logs, sock, report, root=logs[0] if logs else None)
     return serve_prefork(args, keys, log_dir, sock, serving)
 
 
@@ -140,28 +159,29 @@ def workers_allowed(args: argparse.Namespace, log_dir: str | None) -> bool:
 def serve_prefork(
     args: argparse.Namespace, keys: dict[str, str], log_dir: str | None, sock: Any, serving: str
 ) -> int:
-    """``--workers N``: N processes on the socket, each with its own log (``DIR/worker-K``),
-    and one loader process for all the logs, started once every worker has recovered its log."""
+    """``--workers N``: N worker programs on the address (``run_as_worker``), each with its own
+    log (``DIR/worker-K``), supervised (``prefork``); one loader process for every log under
+    the root, started once every worker has recovered its log."""
     from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
     from toolcall_spec.analytics.store.loader import LoaderProcess  # noqa: PLC0415
+    from toolcall_spec.analytics.store.log_health import log_directories  # noqa: PLC0415
     from toolcall_spec.http.prefork import serve_workers  # noqa: PLC0415
-    from toolcall_spec.http.server import listener_of  # noqa: PLC0415
 
-    workers = range(1, args.workers + 1)
-    logs = [] if log_dir is None else [Path(log_dir) / f"worker-{n}" for n in workers]
+    logs = [] if log_dir is None else [worker_log(log_dir, n) for n in range(args.workers)]
     loader: list[LoaderProcess] = []
+    supervisor = os.getpid()
 
-    def worker(number: int, ready: Callable[[str | None], None]) -> int:
-        own = listener_of(sock)  # each worker listens on its own: the system shares them out
-        return serve_worker(args, keys, logs[number : number + 1], own, ready, own_loader=False)
+    def command(number: int, ready_fd: int) -> tuple[list[str], dict[str, str]]:
+        handle = f"{number}:{sock.fileno()}:{ready_fd}:{supervisor}"
+        return worker_command(args, log_dir), {**os.environ, WORKER_HANDLE: handle}
 
     def started() -> None:
-        if logs:
-            loader.append(LoaderProcess(args.store, logs))
+        if log_dir is not None:  # every log under the root: an earlier layout's too
+            loader.append(LoaderProcess(args.store, log_directories(Path(log_dir), logs)))
         print(serving, flush=True)
 
     try:
-        status, problem = serve_workers(args.workers, worker, started)
+        status, problem = serve_workers(args.workers, command, sock.fileno(), started)
     except StoreError as exc:  # the loader could not start: the workers were stopped
         status, problem = 2, str(exc)
     for running in loader:
@@ -171,6 +191,44 @@ def serve_prefork(
     return status
 
 
+def worker_log(log_dir: str, number: int) -> Path:
+    return Path(log_dir) / f"worker-{number + 1}"
+
+
+def worker_command(args: argparse.Namespace, log_dir: str | None) -> list[str]:
+    """The command line that runs one worker of this ``serve-ingest`` (a new program: the
+    supervisor never forks itself, see ``prefork``)."""
+    command = [sys.executable, "-m", "toolcall_spec.cli", "serve-ingest"]
+    command += ["--store", args.store, "--keys-file", args.keys_file, "--host", args.host]
+    command += ["--port", str(args.port), "--workers", str(args.workers)]
+    command += ["--max-log-mb", str(args.max_log_mb), "--log-level", args.log_level]
+    return command + (["--no-log"] if log_dir is None else ["--log-dir", log_dir])
+
+
+def run_as_worker(
+    args: argparse.Namespace, keys: dict[str, str], log_dir: str | None, handle: str
+) -> int:
+    """One worker under the supervisor of ``--workers N``: its own listener on the address it
+    was handed (``handle``: NUMBER:LISTEN_FD:READY_FD:SUPERVISOR_PID), its own log; it dies
+    with the supervisor."""
+    from toolcall_spec.http.prefork import run_worker  # noqa: PLC0415
+    from toolcall_spec.http.server import listener_of  # noqa: PLC0415
+    from toolcall_spec.processes import die_with_parent  # noqa: PLC0415
+
+    number, listen_fd, ready_fd, supervisor = map(int, handle.split(":"))
+    if not die_with_parent(signal.SIGTERM, supervisor):
+        return 0  # the supervisor is gone: no one to serve for
+
+    def worker(number: int, ready: Callable[[str | None], None]) -> int:
+        shared = socket.socket(fileno=listen_fd)
+        own = listener_of(shared)  # each worker listens on its own: the system shares them out
+        logs = [] if log_dir is None else [worker_log(log_dir, number)]
+        root = None if log_dir is None else Path(log_dir)
+        return serve_worker(args, keys, logs, own, ready, root=root, own_loader=False)
+
+    return run_worker(number, worker, ready_fd)
+
+
 def serve_worker(
     args: argparse.Namespace,
     keys: dict[str, str],
@@ -178,13 +236,15 @@ def serve_worker(
     sock: Any,
     ready: Callable[[str | None], None],
     *,
+    root: Path | None,
     own_loader: bool = True,
 ) -> int:
     """One endpoint process: its log (recovered) and, unless a supervisor runs one for all,
-    its loader process; without a log, the store itself. ``ready`` gets ``None`` once it can
-    serve, else the reason it cannot (then 2)."""
+    its loader process (for every log under ``root``, the log root); without a log, the store
+    itself. ``ready`` gets ``None`` once it can serve, else the reason it cannot (then 2)."""
     from toolcall_spec.analytics.store import StoreError, open_store  # noqa: PLC0415
     from toolcall_spec.analytics.store.loader import LoaderProcess  # noqa: PLC0415
+    from toolcall_spec.analytics.store.log_health import log_directories  # noqa: PLC0415
     from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app  # noqa: PLC0415
     from toolcall_spec.http.server import serve_forever  # noqa: PLC0415
 
@@ -192,8 +252,8 @@ def serve_worker(
     try:
         if logs:
             log, store = open_log(logs[0], args.max_log_mb), None
-            if own_loader:
-                loader = LoaderProcess(args.store, logs)
+            if own_loader and root is not None:  # every log under the root: old layouts' too
+                loader = LoaderProcess(args.store, log_directories(root, logs))
         else:
             log, store = None, open_store(args.store)
     except StoreError as exc:
@@ -205,7 +265,7 @@ def serve_worker(
     # log closed below, instead of the process ending on the spot.
     signal.signal(signal.SIGTERM, _exit_quietly)
     try:
-        settings = IngestSettings(store, keys, log)
+        settings = IngestSettings(store, keys, log, root)
         code = serve_forever(create_ingest_app(settings), sock, log_level=args.log_level)
     finally:
         if loader is not None:
