@@ -295,16 +295,18 @@ class ClickHouseEngine:
             return [(str(a), str(b)) for a, b in store.query(STORED_SQL, {})]
 
     def take_away(self) -> None:
-        self.client.execute(
-            f"ALTER TABLE `{self.database}`.tool_call_events ADD COLUMN IF NOT EXISTS "
-            f"{AWAY_COLUMN} UInt8 MATERIALIZED throwIf(length(event_id) >= 0)"
-        )
+        if not self.away:  # 18.16 knows no ADD COLUMN IF NOT EXISTS
+            self.client.execute(
+                f"ALTER TABLE `{self.database}`.tool_call_events ADD COLUMN {AWAY_COLUMN} "
+                "UInt8 MATERIALIZED throwIf(length(event_id) >= 0)"
+            )
         self.away = True
 
     def bring_back(self) -> None:
-        self.client.execute(
-            f"ALTER TABLE `{self.database}`.tool_call_events DROP COLUMN IF EXISTS {AWAY_COLUMN}"
-        )
+        if self.away:
+            self.client.execute(
+                f"ALTER TABLE `{self.database}`.tool_call_events DROP COLUMN {AWAY_COLUMN}"
+            )
         self.away = False
 
     def close(self) -> None:
@@ -429,7 +431,7 @@ class IngestRig:
         if self.workers == 1:
             return [self.service.process.pid]
         own = children(self.service.process.pid)
-        return [pid for pid in own if LOADER_MODULE not in command_line(pid)]
+        return [pid for pid in own if _alive(pid) and LOADER_MODULE not in command_line(pid)]
 
     # requests
 
