@@ -357,10 +357,22 @@ class IngestRig:
     def running(self) -> Service:
         """The service, started when it is not running; one that ended by itself has its exit
         status kept (``exits``)."""
+        self._settle()
         if self.service is not None and self.service.process.poll() is not None:
             self.exits.append(self.service.process.returncode)
             self.service = None
         return self.service or self.start()
+
+    def _settle(self, timeout: float = 15.0) -> None:
+        """With every worker dead, the supervisor replaces them or ends (with a status a
+        supervisor of its own acts on): wait for either; neither is a finding."""
+        if self.service is None or self.workers == 1:
+            return
+        deadline = time.monotonic() + timeout
+        while not self.worker_pids() and self.service.process.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"serve-ingest ran {timeout:.0f} s with no worker alive")
+            time.sleep(0.1)
 
     def stop(self, timeout: float = 40.0) -> None:
         """SIGTERM and wait (the loader drains up to 10 s); kill -9 past ``timeout``."""
