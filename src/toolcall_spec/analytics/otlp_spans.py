@@ -42,6 +42,16 @@ from typing import Any
 from toolcall_spec.analytics.classify import Classification, ErrorCategory, error_message
 from toolcall_spec.analytics.events import EventFactory
 from toolcall_spec.analytics.metrics import CATEGORIES
+from toolcall_spec.analytics.otlp_integers import (
+    FIXED64,
+    INT64,
+    SPAN_KIND,
+    STATUS_CODE,
+    IntegerKind,
+    integer_problems,
+    integer_value,
+    snake_case,
+)
 from toolcall_spec.json_paths import format_path
 from toolcall_spec.loading import DocumentError, parse_json
 from toolcall_spec.typed import ToolCallEvent
@@ -61,15 +71,6 @@ SDK_VERSION_LIMIT = 64
 
 EVENT_ID_NAMESPACE = uuid.UUID("5b7c3f1e-2d44-4c59-9a0e-0f6d1c2b7a31")
 """The UUID 5 namespace of event ids derived from a span (fixed: a retry must derive the same)."""
-_KINDS = {
-    "SPAN_KIND_UNSPECIFIED": 0,
-    "SPAN_KIND_INTERNAL": 1,
-    "SPAN_KIND_SERVER": 2,
-    "SPAN_KIND_CLIENT": 3,
-    "SPAN_KIND_PRODUCER": 4,
-    "SPAN_KIND_CONSUMER": 5,
-}
-_STATUS_CODES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
 _EXPORT_MEMBERS = frozenset({"resourceSpans", "resource_spans"})
 _OTHER_SIGNALS = {
     "resourceMetrics": "metrics",
@@ -237,7 +238,10 @@ def json_spans(raw: bytes) -> Iterator[OtlpSpan | SpanProblem]:
     if not _EXPORT_MEMBERS & export.keys():
         _refuse_other_document(export)
     resources = export.get("resourceSpans", export.get("resource_spans", []))
-    return _json_resources(_array(resources, ["resourceSpans"]))
+    checked = _array(resources, ["resourceSpans"])
+    for problem in integer_problems(export):  # the first is enough: the export is refused
+        raise TraceBodyError(problem)
+    return _json_resources(checked)
 
 
 def _refuse_other_document(export: dict[str, Any]) -> None:
@@ -283,19 +287,31 @@ def _json_span(span: Any, path: str, scope: str) -> OtlpSpan:
     status = span.get("status") or {}
     if not isinstance(status, dict):
         raise SpanFormatError("status: not an object; skipped")
+    # The integers were checked with the whole export (check_integer_fields): read, not judged.
     return OtlpSpan(
         path=path,
         name=_text(span.get("name")),
-        kind=_enum(span.get("kind", 0), _KINDS, "kind"),
+        kind=_read_integer(_field(span, "kind"), SPAN_KIND),
         trace_id=_hex_id(span.get("traceId"), 16, "traceId"),
         span_id=_hex_id(span.get("spanId"), 8, "spanId"),
-        start_ns=_uint64(span.get("startTimeUnixNano", 0), "startTimeUnixNano"),
-        end_ns=_uint64(span.get("endTimeUnixNano", 0), "endTimeUnixNano"),
+        start_ns=_read_integer(_field(span, "startTimeUnixNano"), FIXED64),
+        end_ns=_read_integer(_field(span, "endTimeUnixNano"), FIXED64),
         attributes=_json_attributes(span.get("attributes", [])),
-        status_code=_enum(status.get("code", 0), _STATUS_CODES, "status.code"),
+        status_code=_read_integer(status.get("code"), STATUS_CODE),
         status_message=_text(status.get("message")),
         scope=scope,
     )
+
+
+def _field(message: dict[str, Any], camel: str) -> Any:
+    """A field under its JSON name or its proto name (ProtoJSON readers accept both)."""
+    value = message.get(camel)
+    return message.get(snake_case(camel)) if value is None else value
+
+
+def _read_integer(value: Any, kind: IntegerKind) -> int:
+    """A checked integer field's value (absent or ``null``: 0, the proto default)."""
+    return 0 if value is None else integer_value(value, kind)
 
 
 def _text(value: object) -> str:
@@ -319,20 +335,12 @@ def _any_value(value: Any) -> object:
     if not isinstance(value, dict) or len(value) != 1:
         return None
     kind, inner = next(iter(value.items()))
-    if kind == "intValue":
-        return _integer(inner)
+    if kind in ("intValue", "int_value"):
+        return None if inner is None else integer_value(inner, INT64)
     if kind == "arrayValue" and isinstance(inner, dict) and isinstance(inner.get("values"), list):
         return [_any_value(item) for item in inner["values"]]
     if kind in ("stringValue", "boolValue", "doubleValue"):
         return inner
-    return None
-
-
-def _integer(value: object) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        return int(value)
     return None
 
 
@@ -374,24 +382,6 @@ def _checked_id(raw: bytes, size: int, name: str) -> str:
     if len(raw) != size or not any(raw):
         raise SpanFormatError(f"{name}: not a valid {size}-byte id; skipped")
     return raw.hex()
-
-
-def _uint64(value: Any, name: str) -> int:
-    """A ``fixed64`` in OTLP/JSON: a decimal string or an integer number."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64:
-        return value
-    if isinstance(value, str) and value.isdigit() and int(value) < 2**64:
-        return int(value)
-    raise SpanFormatError(f"{name}: not an unsigned 64-bit integer; skipped")
-
-
-def _enum(value: Any, names: Mapping[str, int], name: str) -> int:
-    """An OTLP/JSON enum: its integer (what OTLP/JSON sends) or its name (protobuf JSON)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value in names:
-        return names[value]
-    raise SpanFormatError(f"{name}: not one of the enum's values; skipped")
 
 
 # --- decoding: protobuf -------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import signal
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -119,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     serving = f"serving on {url_of(sock)}"
     if args.workers == 1:
         logs = [] if log_dir is None else [Path(log_dir)]
-        return serve_worker(args, keys, logs, sock, lambda problem: _report(problem, serving))
+        report = partial(_report, serving=serving)
+        return serve_worker(args, keys, logs, sock, report, logs[0] if logs else None)
     return serve_prefork(args, keys, log_dir, sock, serving)
 
 
@@ -144,6 +146,7 @@ def serve_prefork(
     and one loader process for all the logs, started once every worker has recovered its log."""
     from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
     from toolcall_spec.analytics.store.loader import LoaderProcess  # noqa: PLC0415
+    from toolcall_spec.analytics.store.log_health import log_directories  # noqa: PLC0415
     from toolcall_spec.http.prefork import serve_workers  # noqa: PLC0415
     from toolcall_spec.http.server import listener_of  # noqa: PLC0415
 
@@ -153,11 +156,13 @@ def serve_prefork(
 
     def worker(number: int, ready: Callable[[str | None], None]) -> int:
         own = listener_of(sock)  # each worker listens on its own: the system shares them out
-        return serve_worker(args, keys, logs[number : number + 1], own, ready, own_loader=False)
+        root = None if log_dir is None else Path(log_dir)
+        mine = logs[number : number + 1]
+        return serve_worker(args, keys, mine, own, ready, root, own_loader=False)
 
     def started() -> None:
-        if logs:
-            loader.append(LoaderProcess(args.store, logs))
+        if log_dir is not None:  # every log under the root: an earlier layout's too
+            loader.append(LoaderProcess(args.store, log_directories(Path(log_dir), logs)))
         print(serving, flush=True)
 
     try:
@@ -177,14 +182,16 @@ def serve_worker(
     logs: list[Path],
     sock: Any,
     ready: Callable[[str | None], None],
+    root: Path | None,
     *,
     own_loader: bool = True,
 ) -> int:
     """One endpoint process: its log (recovered) and, unless a supervisor runs one for all,
-    its loader process; without a log, the store itself. ``ready`` gets ``None`` once it can
-    serve, else the reason it cannot (then 2)."""
+    its loader process (for every log under ``root``, the log root); without a log, the store
+    itself. ``ready`` gets ``None`` once it can serve, else the reason it cannot (then 2)."""
     from toolcall_spec.analytics.store import StoreError, open_store  # noqa: PLC0415
     from toolcall_spec.analytics.store.loader import LoaderProcess  # noqa: PLC0415
+    from toolcall_spec.analytics.store.log_health import log_directories  # noqa: PLC0415
     from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app  # noqa: PLC0415
     from toolcall_spec.http.server import serve_forever  # noqa: PLC0415
 
@@ -192,8 +199,8 @@ def serve_worker(
     try:
         if logs:
             log, store = open_log(logs[0], args.max_log_mb), None
-            if own_loader:
-                loader = LoaderProcess(args.store, logs)
+            if own_loader and root is not None:  # every log under the root: old layouts' too
+                loader = LoaderProcess(args.store, log_directories(root, logs))
         else:
             log, store = None, open_store(args.store)
     except StoreError as exc:
@@ -205,7 +212,7 @@ def serve_worker(
     # log closed below, instead of the process ending on the spot.
     signal.signal(signal.SIGTERM, _exit_quietly)
     try:
-        settings = IngestSettings(store, keys, log)
+        settings = IngestSettings(store, keys, log, root)
         serve_forever(create_ingest_app(settings), sock, log_level=args.log_level)
     finally:
         if loader is not None:

@@ -1,6 +1,9 @@
 """The ingest endpoint: ``POST /v1/events`` on the package's ASGI stack (starlette on uvicorn);
 ``POST /v1/traces`` (``.otlp_route``) beside it shares its reading, keys and acceptance path;
-``GET /v1/health`` reports the write-ahead log's backlog.
+``GET /v1/health`` answers whether the service is ok: without a valid key, the word alone
+(``{"status": "ok"}``; 503 when it cannot take events); with one, the details (the backlog and
+counters of every log under the log root, the loader's state, each problem with its reason),
+never an absolute path.
 
 A request goes through, in this order:
 
@@ -30,11 +33,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -47,12 +52,21 @@ from starlette.routing import Route
 from toolcall_spec.analytics.ingest import MAX_BODY_BYTES, ingest_body, refused
 from toolcall_spec.analytics.store import EventStore, StoreError
 from toolcall_spec.analytics.store.layout import Columns, event_columns, joined
+from toolcall_spec.analytics.store.log_health import (
+    file_stats,
+    loader_problem,
+    log_directories,
+    log_name,
+    log_problems,
+    read_loader_state,
+)
 from toolcall_spec.analytics.store.wal import (
     LogFullError,
     LogWriteError,
     WriteAheadLog,
     encode_batch_record,
     encode_record,
+    loggable_body,
 )
 from toolcall_spec.clock import utc_now
 from toolcall_spec.http.auth import bearer_token
@@ -82,6 +96,9 @@ class IngestSettings:
     """The write-ahead log batches are made durable in (a ``LogLoader`` fills the store from
     it); ``None``: each group of batches is written to the store directly, the answer waiting
     for it."""
+    log_root: Path | None = None
+    """The directory holding every log of the service (the other workers' too), for the health
+    answer; ``None``: the log's own directory."""
 
 
 RETRY_AFTER_SECONDS = 2
@@ -153,6 +170,7 @@ class EventIntake:
 
     def __init__(self, settings: IngestSettings) -> None:
         self.log = settings.log
+        self.log_root = settings.log_root
         self.store = settings.store
         if self.log is None and self.store is None:
             raise ValueError("the ingest endpoint needs a store or a log")
@@ -176,7 +194,8 @@ class EventIntake:
         caller may acknowledge them. Otherwise the answer to send instead, nothing acknowledged:
         503 with ``Retry-After`` (the log is full: the engine is behind; or the store failed),
         507 (the disk is full). ``batch``: the batch body the events came from, when every event
-        in it was accepted as sent; the log keeps it as it is instead of encoding them again."""
+        in it was accepted as sent and the loader reads it as the intake did
+        (``loggable_body``); the log keeps it as it is instead of encoding them again."""
         if not events:
             return None
         try:
@@ -203,15 +222,37 @@ class EventIntake:
         return None
 
     def health(self) -> dict[str, Any]:
-        """What ``GET /v1/health`` answers: the engine, and the log's backlog."""
-        out: dict[str, Any] = {"status": "ok"}
+        """What ``GET /v1/health`` answers a key holder: ``status`` (``ok``; ``degraded``: the
+        events are taken but something needs an operator, see ``problems``; ``full``:
+        events are refused, the log is full), the engine without a log, and with one: this
+        process's log, every other log under the root (read from its files) and the loader's
+        state, by names relative to the root."""
+        out: dict[str, Any] = {"status": "ok", "problems": []}
         if self.store is not None:
             out["store"] = self.store.engine
         if self.log is not None:
-            out["log"] = self.log.stats()
-            if not self.log.has_room():
-                out["status"] = "full"
+            out.update(self._log_health(self.log, self.log_root or self.log.directory))
+        if out["problems"]:
+            out["status"] = "degraded"
+        if self.log is not None and not self.log.has_room():
+            out["status"] = "full"
         return out
+
+    def _log_health(self, log: WriteAheadLog, root: Path) -> dict[str, Any]:
+        now = time.time()
+        own = {**log.stats(), "name": log_name(log.directory, root)}
+        own.pop("directory", None)
+        problems = log_problems(own["name"], own)
+        others = []
+        for directory in log_directories(root, [log.directory])[1:]:
+            other = {"name": log_name(directory, root), **file_stats(directory)}
+            problems += log_problems(other["name"], other)
+            others.append(other)
+        loader = read_loader_state(log.directory)
+        trouble = loader_problem(loader, now)
+        if trouble is not None:
+            problems.append(f"{own['name']}: {trouble}")
+        return {"problems": problems, "log": own, "other_logs": others, "loader": loader}
 
 
 def create_ingest_app(settings: IngestSettings) -> Starlette:
@@ -237,11 +278,16 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
         except BadEncodingError as exc:
             return _error(400, "invalid_encoding", str(exc))
         answer, events = accepted_events(raw)
-        problem = await intake.make_durable(project, events, raw if unchanged(answer) else None)
+        body = loggable_body(raw) if unchanged(answer) else None
+        problem = await intake.make_durable(project, events, body)
         return _answer(answer) if problem is None else problem
 
     async def get_health(request: Request) -> Response:
-        return Response(orjson.dumps(intake.health()), 200, media_type="application/json")
+        health = intake.health()
+        status = 503 if health["status"] == "full" else 200
+        if project_of(settings.keys, bearer_token(request.headers.get("authorization"))) is None:
+            health = {"status": health["status"]}  # liveness only: no details without a key
+        return Response(orjson.dumps(health), status, media_type="application/json")
 
     post_traces = traces_endpoint(settings.keys, intake.make_durable)
     hot = {("POST", EVENTS_PATH): post_events, ("POST", TRACES_PATH): post_traces}

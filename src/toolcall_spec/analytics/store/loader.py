@@ -22,7 +22,9 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from toolcall_spec import filesystem
 from toolcall_spec.analytics.store import StoreError, open_store
+from toolcall_spec.analytics.store.log_health import write_loader_state
 from toolcall_spec.analytics.store.wal import LogLoader, lock_file, run_loaders
 from toolcall_spec.processes import die_with_parent
 
@@ -48,6 +50,7 @@ def main(argv: list[str]) -> int:
         return 0
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
+    filesystem.declare_role("loader")  # a test's fault plan for the loader applies from here
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -66,22 +69,29 @@ def main(argv: list[str]) -> int:
         loaders = [LogLoader(log, store) for log in logs]
         print(READY, flush=True)
         run_loaders(loaders, stop, DRAIN_SECONDS)
+        for loader in loaders:
+            loader.close()
     for fd in locks:
-        os.close(fd)
+        filesystem.close(fd)
     return 0
 
 
 class LoaderProcess:
     """The loader process for ``logs`` into the store at ``store_url``, started and ready, and
     started again should it end by itself (a crash, the OOM killer): the endpoint goes on
-    answering from its log meanwhile, and the new loader resumes from the checkpoints."""
+    answering from its log meanwhile, and the new loader resumes from the checkpoints. Its state
+    (running, restarts, how the last run ended) is written into each log (``loader.json``) for
+    the endpoint's health answer."""
 
     def __init__(self, store_url: str, logs: list[Path]) -> None:
         self.command = [sys.executable, "-m", "toolcall_spec.analytics.store.loader", store_url]
         self.command += map(str, logs)
+        self.logs = logs
         self.restarts = 0
+        self.last_exit: int | None = None
         self._stopping = threading.Event()
         self.process = self._start()
+        self._report("running")
         self._watch = threading.Thread(target=self._keep_running, name="loader-watch", daemon=True)
         self._watch.start()
 
@@ -98,15 +108,24 @@ class LoaderProcess:
         while not self._stopping.wait(WATCH_SECONDS):
             if self.process.poll() is None:
                 continue
-            logger.error("the loader ended (%s); starting it again", self.process.returncode)
+            self.last_exit = self.process.returncode
+            logger.error("the loader ended (%s); starting it again", self.last_exit)
+            self._report("restarting")
             try:
                 self.process = self._start()
                 self.restarts += 1
+                self._report("running")
             except StoreError as exc:
                 logger.error("the loader could not start again (retrying): %s", exc)
         # Stopped here, by this thread: a loader it started dies with it (PR_SET_PDEATHSIG
         # follows the thread that started a process), so it must not end before the loader.
         _terminate(self.process)
+        self.last_exit = self.process.returncode
+        self._report("stopped")
+
+    def _report(self, state: str) -> None:
+        report = {"state": state, "restarts": self.restarts, "last_exit": self.last_exit}
+        write_loader_state(self.logs, report)
 
     def stop(self) -> None:
         """Ask it to drain and end; wait for it."""
