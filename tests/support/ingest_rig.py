@@ -37,6 +37,7 @@ from toolcall_spec.analytics.store.wal import (
     Frame,
     encode_record,
     read_checkpoint,
+    read_state,
     scan,
     segment_numbers,
     segment_path,
@@ -476,10 +477,17 @@ class IngestRig:
         seen: dict[str, dict[str, Any]] = {}
         for _ in range(tries):
             report = self.health()
-            seen[str(report.get("log", {}).get("directory"))] = report
+            seen[self.directory_of(report.get("log", {}))] = report
             if expected <= seen.keys():
                 break
         return seen
+
+    def directory_of(self, log: dict[str, Any]) -> str:
+        """The directory a health answer's log entry names: by its name under the root, or
+        (before names) its absolute path."""
+        if "name" in log:
+            return os.path.normpath(self.log_root / str(log["name"]))
+        return str(log.get("directory"))
 
     def error_tail(self, size: int = 3000) -> str:
         """The end of what the service's processes wrote to their error output."""
@@ -496,10 +504,12 @@ class IngestRig:
         found = [self.log_root, *sorted(self.log_root.glob("worker-*"))]
         return [directory for directory in found if directory.is_dir()]
 
-    def disk_backlog(self) -> dict[str, int]:
-        """Log directory -> the events of the good records past its checkpoint (what a loader
-        has yet to load), read from the files with the log's own framing."""
-        return {str(directory): _pending_events(directory) for directory in self.log_directories()}
+    def disk_backlog(self, *, live: bool = False) -> dict[str, int]:
+        """Log directory -> the events of the good records past its durable checkpoint (what a
+        loader has yet to load after a restart), read from the files with the log's own
+        framing; ``live``: past the loader's live position instead, where it keeps one
+        (``loader.state``: it moves on while a full disk keeps the checkpoint where it was)."""
+        return {str(d): _pending_events(d, live=live) for d in self.log_directories()}
 
     def tear_tail(self, directory: Path, keep: float) -> int:
         """Append the first ``keep`` part of a record to the active segment of the log in
@@ -523,9 +533,11 @@ class IngestRig:
             self.disk.close()
 
 
-def _pending_events(directory: Path) -> int:
-    checkpoint = read_checkpoint(directory)
-    segment, offset = checkpoint.position if checkpoint is not None else (1, 0)
+def _pending_events(directory: Path, *, live: bool) -> int:
+    positions = [checkpoint.position for checkpoint in (read_checkpoint(directory),) if checkpoint]
+    if live:
+        positions += [state.position for state in (read_state(directory),) if state]
+    segment, offset = max(positions, default=(1, 0))
     pending = 0
     for number in sorted(segment_numbers(directory)):
         if number < segment:
