@@ -34,14 +34,24 @@ import orjson
 from support.store import Service, tool_call
 from toolcall_spec.analytics.store import StoreError, open_store
 from toolcall_spec.analytics.store.wal import (
+    Checkpoint,
     Frame,
     encode_record,
     read_checkpoint,
-    read_state,
     scan,
     segment_numbers,
     segment_path,
 )
+
+try:
+    from toolcall_spec.analytics.store.quarantine import QUARANTINE
+    from toolcall_spec.analytics.store.wal import read_state
+except ImportError:  # a log without a quarantine and a live loader position (before issue 29)
+    QUARANTINE = "quarantine.jsonl"
+
+    def read_state(directory: Path) -> Checkpoint | None:
+        return None
+
 
 KEY = "key-of-the-fault-machine-0123456789"
 PROJECT = "faults"
@@ -223,6 +233,8 @@ def kill(pid: int, signum: int = signal.SIGKILL) -> None:
 class Engine(Protocol):
     url: str
     can_go_away: bool
+    exclusive: bool
+    """Only one process may open the store (DuckDB): its rows are read once the loader is gone."""
 
     def stored(self) -> list[tuple[str, str]]:
         """(event_id, event_json) of every row a query sees; nothing may be running that holds
@@ -246,6 +258,7 @@ class DuckDBEngine:
     def __init__(self, directory: Path, disk: SmallDisk | None) -> None:
         self.disk = disk
         self.can_go_away = disk is not None
+        self.exclusive = True
         self.url = str(directory / "events.duckdb")
 
     def stored(self) -> list[tuple[str, str]]:
@@ -285,6 +298,7 @@ class ClickHouseEngine:
 
         self.url = url
         self.can_go_away = True
+        self.exclusive = False
         base, self.database = url.rsplit("/", 1)
         host, port = base.removeprefix("clickhouse://").rsplit(":", 1)
         self.client = Client(host=host, port=int(port), connect_timeout=5)
