@@ -10,7 +10,8 @@ After each recovery (a restart, then every log loaded, within a bound), and at t
   read from the files) reaches 0;
 - ``GET /v1/health`` tells the truth: per worker, its backlog is what its log's files hold, and
   while the loader cannot load, it says so.
-And at every answer: it is one the endpoint may give (no 500), never 507 unless the disk is full.
+And at every answer: it is one the endpoint may give (no 500), never 507 unless the disk is full
+(the tmpfs filled, or a writer's fault plan of ENOSPC).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ from support.ingest_rig import (
     kill,
 )
 from support.store import fresh_database_url
+
+from toolcall_spec.filesystem import FaultPlan
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
 pytest.importorskip("uvicorn", reason="the http extra is not installed")
@@ -130,7 +133,10 @@ class IngestFaults(RuleBasedStateMachine):
         self.send(data.draw(st.sampled_from(self.batches), label="batch"))
 
     def send(self, batch: Batch) -> None:
-        full = self.rig.disk is not None and self.rig.disk.full
+        plan = self.rig.faults
+        full = (self.rig.disk is not None and self.rig.disk.full) or (
+            plan is not None and plan.role == "writer" and plan.errno == "ENOSPC"
+        )
         if not self.started_service():
             return
         status, answer = self.rig.post(batch)
@@ -148,10 +154,14 @@ class IngestFaults(RuleBasedStateMachine):
         try:
             self.rig.running()
         except AssertionError as exc:
-            if self.rig.engine_gone or (self.rig.disk is not None and self.rig.disk.full):
-                note(f"serve-ingest does not start now: {str(exc)[:200]}")
+            full = self.rig.disk is not None and self.rig.disk.full
+            if not (self.rig.engine_gone or full or self.rig.faults):
+                raise
+            note(f"serve-ingest does not start now: {str(exc)[:200]}")
+            if self.rig.faults is None:
                 return False
-            raise
+            self.rig.faults = None  # the fault struck at the start: start again without it
+            return self.started_service()
         return True
 
     # --- processes --------------------------------------------------------------------------
@@ -198,6 +208,26 @@ class IngestFaults(RuleBasedStateMachine):
         if directories:
             directory = data.draw(st.sampled_from(directories), label="log")
             note(f"tore {self.rig.tear_tail(directory, keep)} bytes onto {directory.name}")
+
+    @rule(
+        role=st.sampled_from(["writer", "loader"]),
+        mode=st.sampled_from([("ENOSPC", True), ("EIO", False), ("EMFILE", False), (None, False)]),
+        at=st.integers(1, 40),
+        workers=st.sampled_from([1, 2]),
+    )
+    @step
+    def restart_with_a_fault(
+        self, role: str, mode: tuple[str | None, bool], at: int, workers: int
+    ) -> None:
+        """Restart with a fault plan for the writers or the loaders (``FaultPlan`` through the
+        environment): their ``at``-th durable file-system call fails with the errno (a full
+        disk when persistent) or kills the process (``None``), in every process of that role
+        started until the next recovery, a loader started again included."""
+        errno, persistent = mode
+        self.rig.kill()
+        self.rig.faults = FaultPlan(at=at, errno=errno, persistent=persistent, role=role)
+        self.rig.workers = workers
+        self.started_service()
 
     # --- the disk and the engine ------------------------------------------------------------
 
@@ -281,6 +311,7 @@ class IngestFaults(RuleBasedStateMachine):
         self.rig.engine_gone = False
         if self.rig.disk is not None:
             self.rig.disk.free()
+        self.rig.faults = None
         if self.rig.service is not None:
             self.rig.running()
         assert not self.rig.exits or all(self.rig.exits), (

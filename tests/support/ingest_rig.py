@@ -42,6 +42,7 @@ from toolcall_spec.analytics.store.wal import (
     segment_numbers,
     segment_path,
 )
+from toolcall_spec.filesystem import FAULTS_VARIABLE, FaultPlan
 
 try:
     from toolcall_spec.analytics.store.quarantine import QUARANTINE
@@ -349,6 +350,8 @@ class IngestRig:
         self.exits: list[int] = []
         """Exit statuses of services that ended without being asked to."""
         self.engine_gone = False
+        self.faults: FaultPlan | None = None
+        """A fault plan the next starts hand to their processes (``TOOLCALL_SPEC_FAULTS``)."""
 
     @property
     def engine_can_go(self) -> bool:
@@ -359,11 +362,13 @@ class IngestRig:
     def start(self, workers: int | None = None) -> Service:
         self.workers = workers or self.workers
         options = ("--workers", str(self.workers)) if self.workers > 1 else ()
+        env = {**os.environ, FAULTS_VARIABLE: self.faults.to_environment()} if self.faults else None
         self.service = Service(
             self.engine.url,
             self.keys_file,
             self.log_root,
             options,
+            env=env,
             stderr=self.errors,
             key=KEY,
         )
