@@ -61,11 +61,13 @@ ANSWERS = frozenset({200, 207, 400, 503, 507})
 """What ``POST /v1/events`` may answer here (a batch is never too large, always gzip or none)."""
 
 SHRINK_VARIABLE = "TOOLCALL_SPEC_SHRINK"
+RUNS_VARIABLE = "TOOLCALL_SPEC_MACHINE_RUNS"
+"""More runs than the timed session's (a longer search, by hand)."""
 HEALTH_SECONDS = 8.0
 """How long health may lag the files (a load waits up to 1 s; a failed one is retried)."""
 MACHINE = settings(
     settings.default,
-    max_examples=min(settings.default.max_examples, 3),
+    max_examples=int(os.environ.get(RUNS_VARIABLE) or min(settings.default.max_examples, 3)),
     stateful_step_count=min(settings.default.stateful_step_count, 12),
     deadline=None,
     suppress_health_check=list(HealthCheck),
