@@ -40,7 +40,6 @@ from hypothesis.stateful import (
 from support.ingest_rig import (
     DRAIN_SECONDS,
     ENCODINGS,
-    QUARANTINE,
     Batch,
     ClickHouseEngine,
     DuckDBEngine,
@@ -49,6 +48,7 @@ from support.ingest_rig import (
     SmallDisk,
     event,
     kill,
+    quarantined,
 )
 from support.store import fresh_database_url
 
@@ -66,9 +66,9 @@ RUNS_VARIABLE = "TOOLCALL_SPEC_MACHINE_RUNS"
 HEALTH_SECONDS = 8.0
 """How long health may lag the files (a load waits up to 1 s; a failed one is retried)."""
 MACHINE = settings(
-    settings.default,
-    max_examples=int(os.environ.get(RUNS_VARIABLE) or min(settings.default.max_examples, 3)),
-    stateful_step_count=min(settings.default.stateful_step_count, 12),
+    settings(),
+    max_examples=int(os.environ.get(RUNS_VARIABLE) or min(settings().max_examples, 3)),
+    stateful_step_count=min(settings().stateful_step_count, 12),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     report_multiple_bugs=False,
@@ -352,8 +352,7 @@ class IngestFaults(RuleBasedStateMachine):
         for directory, report in reports.items():
             assert not names_an_error(report), f"{directory}: loaded, yet health says {report}"
             counted = report.get("log", {}).get("quarantined_records", 0)
-            kept = Path(directory, QUARANTINE)
-            lines = len(kept.read_bytes().splitlines()) if kept.exists() else 0
+            lines = quarantined(Path(directory))
             assert counted == lines, (
                 f"{directory}: health counts {counted} quarantined, {lines} kept"
             )
@@ -420,7 +419,11 @@ def names_an_error(report: dict[str, Any]) -> bool:
 
 
 def run_machine(make_rig: Callable[[], IngestRig]) -> None:
-    run_state_machine_as_test(lambda: IngestFaults(make_rig), settings=MACHINE)
+    class Run(IngestFaults):
+        def __init__(self) -> None:
+            super().__init__(make_rig)
+
+    run_state_machine_as_test(Run, settings=MACHINE)
 
 
 def small_disk(directory: Path) -> SmallDisk | None:

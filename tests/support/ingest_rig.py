@@ -552,6 +552,12 @@ class IngestRig:
             self.disk.close()
 
 
+def quarantined(directory: Path) -> int:
+    """The records and events the log in ``directory`` keeps in its quarantine file."""
+    kept = directory / QUARANTINE
+    return len(kept.read_bytes().splitlines()) if kept.exists() else 0
+
+
 def _pending_events(directory: Path, *, live: bool) -> int:
     positions = [checkpoint.position for checkpoint in (read_checkpoint(directory),) if checkpoint]
     if live:
