@@ -180,7 +180,8 @@ def test_a_full_disk_answers_507_and_keeps_what_was_acknowledged(
 
     with serve(store, log) as server:
         assert post(server, before).status_code == 200
-        with intercepted(SegmentWriteFails()) as full:
+        full = SegmentWriteFails()
+        with intercepted(full):
             answer = post(server, during)
         assert full.injected
         assert answer.status_code == 507

@@ -124,8 +124,8 @@ def first_of_each_key(columns: Columns) -> Columns:
     keys = list(zip(columns[0], columns[1], strict=True))
     if len(set(keys)) == len(keys):
         return columns
-    seen: set[tuple[Any, Any]] = set()
-    kept = [index for index, key in enumerate(keys) if not (key in seen or seen.add(key))]
+    first = {key: index for index, key in reversed(list(enumerate(keys)))}
+    kept = sorted(first.values())
     return [[column[index] for index in kept] for column in columns]
 
 

@@ -167,6 +167,10 @@ CHECKPOINT = "checkpoint.json"
 STATE = "loader.state"
 """The loader's checkpoint as it is in memory (possibly ahead of ``checkpoint.json``, with the
 errors it could not write there), rewritten in place: not durable, for the writer's health."""
+RESERVE = "checkpoint.reserve"
+"""A file the loader keeps, and deletes when the disk is full, so that the checkpoint (a new
+file, then renamed) can still be written: the segments it lets go then free the disk."""
+RESERVE_BYTES = 16 * 1024
 DURABLE = "durable"
 """The writer's durable end (segment, offset), rewritten in place after every fsync."""
 _MARK = struct.Struct(">QQI")
@@ -433,6 +437,8 @@ class WriteAheadLog:
         self.appended_events = 0
         self.cut_bytes = 0
         self.last_write_error: str | None = None
+        self.rotation_error: str | None = None
+        """Why the next segment could not be started (appends go on in the active one)."""
         self._ends: dict[int, int] = {}
         """Segment number -> the end of what was written to it whole (fsynced, or recovered)."""
         self._active = 0
@@ -467,7 +473,7 @@ class WriteAheadLog:
         except OSError as exc:
             log.close()
             raise LogError(f"{directory}: cannot open the ingest log: {exc}") from None
-        except LogError:
+        except BaseException:
             log.close()
             raise
         return log
@@ -550,14 +556,9 @@ class WriteAheadLog:
                 self._publish(*wanted)
 
     def close(self) -> None:
-        for name in ("_fd", "_mark_fd", "_lock_fd"):
-            fd = getattr(self, name)
-            if fd >= 0:
-                setattr(self, name, -1)
-                try:
-                    fs.close(fd)
-                except OSError as exc:  # released all the same (see fs.close)
-                    logger.warning("%s: closing the log: %s", self.directory, exc)
+        fds = [fd for fd in (self._fd, self._mark_fd, self._lock_fd) if fd >= 0]
+        self._fd = self._mark_fd = self._lock_fd = -1
+        close_all(fds, self.directory)
 
     # --- appending ------------------------------------------------------------------------------
 
@@ -638,14 +639,17 @@ class WriteAheadLog:
         try:
             fd = self._create_segment(number)
         except OSError as exc:
-            logger.error(
-                "%s: cannot start segment %d (appending to %d meanwhile): %s",
-                self.directory,
-                number,
-                self._active,
-                exc,
-            )
+            if self.rotation_error is None:  # once, not at every append while it lasts
+                logger.error(
+                    "%s: cannot start segment %d (appending to %d meanwhile): %s",
+                    self.directory,
+                    number,
+                    self._active,
+                    exc,
+                )
+            self.rotation_error = f"cannot start segment {number}: {exc}"
             return
+        self.rotation_error = None
         old, self._fd = self._fd, fd
         with self._lock:
             self._ends[number] = 0
@@ -702,6 +706,7 @@ class WriteAheadLog:
             "last_load_error": checkpoint.last_load_error,
             "last_checkpoint_error": checkpoint.last_checkpoint_error,
             "last_write_error": self.last_write_error,
+            "rotation_error": self.rotation_error,
             "cut_bytes": self.cut_bytes,
             "segments": len(self._ends),
         }
@@ -742,6 +747,9 @@ class LogLoader:
         self._state_fd = -1
         self._delete_before(self._saved[0])  # loaded before; its deletion was cut short
         self._write_state()
+        if found.position != self.checkpoint.position or not (directory / CHECKPOINT).exists():
+            self._save()  # a checkpoint file from the start: its rewrites then need no new inode
+        self._keep_reserve()
 
     def _count_quarantine(self) -> None:
         self.checkpoint.quarantined_records = self.quarantine.count
@@ -934,7 +942,7 @@ class LogLoader:
         checkpoint = self.checkpoint
         previous, checkpoint.last_checkpoint_error = checkpoint.last_checkpoint_error, None
         try:
-            write_checkpoint(self.directory, checkpoint)
+            self._write_checkpoint()
         except OSError as exc:
             checkpoint.last_checkpoint_error = f"cannot write the checkpoint: {exc}"
             if previous is None:
@@ -946,6 +954,30 @@ class LogLoader:
         self._saved = checkpoint.position
         self._write_state()
         self._delete_before(self._saved[0])
+        self._keep_reserve()
+
+    def _write_checkpoint(self) -> None:
+        """``write_checkpoint``; on a full disk (no block or no inode left, the log's own
+        segments filling it), once more after giving up the reserve: without a checkpoint no
+        segment can go, and without that nothing frees the disk."""
+        try:
+            write_checkpoint(self.directory, self.checkpoint)
+        except OSError as exc:
+            if exc.errno not in DISK_FULL_ERRNOS or not (self.directory / RESERVE).exists():
+                raise
+            fs.unlink(self.directory / RESERVE)
+            logger.warning("%s: the disk is full; the checkpoint uses the reserve", self.directory)
+            write_checkpoint(self.directory, self.checkpoint)
+
+    def _keep_reserve(self) -> None:
+        """Keep ``RESERVE`` (a file of ``RESERVE_BYTES``) for the checkpoint's next full disk;
+        best effort (made again after a later checkpoint when it cannot be made now)."""
+        if (self.directory / RESERVE).exists():
+            return
+        try:
+            fs.write_file_atomically(self.directory / RESERVE, bytes(RESERVE_BYTES), durable=False)
+        except OSError as exc:
+            logger.debug("%s: no reserve for the checkpoint yet: %s", self.directory, exc)
 
     def _delete_before(self, segment: int) -> None:
         for number in segment_numbers(self.directory):
@@ -971,12 +1003,9 @@ class LogLoader:
         self._write_state()
 
     def close(self) -> None:
-        if self._state_fd >= 0:
-            fd, self._state_fd = self._state_fd, -1
-            try:
-                fs.close(fd)
-            except OSError as exc:
-                logger.debug("%s: closing the loader's state: %s", self.directory, exc)
+        fds = [self._state_fd] if self._state_fd >= 0 else []
+        self._state_fd = -1
+        close_all(fds, self.directory)
 
 
 def run_loaders(
@@ -1063,6 +1092,21 @@ def lock_file(path: Path, wait: float) -> int:
                 "serve-ingest process needs a log directory of its own: --log-dir)"
             ) from None
         return fd
+
+
+def close_all(fds: Sequence[int], directory: Path) -> None:
+    """Close every one of ``fds`` (each is released even when its close fails: ``fs.close``);
+    a failure is logged, and anything else (an interrupt) raised once all are closed."""
+    pending: BaseException | None = None
+    for fd in fds:
+        try:
+            fs.close(fd)
+        except OSError as exc:  # written and fsynced before, or nothing to keep: logged only
+            logger.warning("%s: closing a file of the log: %s", directory, exc)
+        except BaseException as exc:
+            pending = pending or exc
+    if pending is not None:
+        raise pending
 
 
 def _read(path: Path, start: int, end: int) -> bytes:
