@@ -370,7 +370,6 @@ class IngestRig:
             options,
             env=env,
             stderr=self.errors,
-            key=KEY,
         )
         return self.service
 

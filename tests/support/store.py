@@ -11,6 +11,7 @@ are skipped with the reason, except under ``CI=true``, where that is a failure.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -128,8 +129,7 @@ class Service:
     write-ahead log in ``log_dir`` (default: ``ingest-log`` beside the keys file); ``options``
     are more command-line options (``--no-log``: no log at all). ``env``: its environment
     (default: this one's); ``stderr``: a file its error output is appended to (default: a pipe,
-    for a short test: a long one that logs much would fill it); ``key``: sent with the health
-    requests."""
+    for a short test: a long one that logs much would fill it)."""
 
     def __init__(
         self,
@@ -140,14 +140,12 @@ class Service:
         *,
         env: dict[str, str] | None = None,
         stderr: Path | None = None,
-        key: str | None = None,
     ) -> None:
         command = [sys.executable, "-m", "toolcall_spec.cli", "serve-ingest"]
         command += ["--store", store_url, "--keys-file", str(keys_file), "--port", "0"]
         if "--no-log" not in options:
             command += ["--log-dir", str(log_dir or keys_file.parent / "ingest-log")]
         command += options
-        self.headers = {"Authorization": f"Bearer {key}"} if key else {}
         with stderr.open("ab") if stderr else contextlib.nullcontext() as errors_file:
             self.process = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=errors_file or subprocess.PIPE, env=env
@@ -160,12 +158,16 @@ class Service:
             said = errors.decode() if errors else _tail(stderr)
             raise AssertionError(f"serve-ingest did not start: {line!r} {said}")
         self.url = line.removeprefix("serving on ").strip()
+        self.key = next(iter(json.loads(keys_file.read_text()).values()))
 
     def health(self) -> dict[str, Any]:
+        """The health answer with the details (a key holder's)."""
         import httpx
 
-        url = self.url + "/v1/health"
-        answer: dict[str, Any] = httpx.get(url, headers=self.headers, timeout=10).json()
+        headers = {"Authorization": f"Bearer {self.key}"}
+        answer: dict[str, Any] = httpx.get(
+            self.url + "/v1/health", headers=headers, timeout=10
+        ).json()
         return answer
 
     def wait_loaded(self, timeout: float = 60.0, workers: int = 1) -> dict[str, Any]:
@@ -176,7 +178,7 @@ class Service:
         latest: dict[str, dict[str, Any]] = {}
         while True:
             health = self.health()
-            latest[health.get("log", {}).get("directory", "")] = health
+            latest[health.get("log", {}).get("name", "")] = health
             if len(latest) >= workers and all(map(_loaded, latest.values())):
                 return health
             if time.monotonic() > deadline:
@@ -200,8 +202,9 @@ def _tail(path: Path | None, size: int = 2000) -> str:
 
 
 def _loaded(health: dict[str, Any]) -> bool:
-    backlog = health.get("log", {})
-    return not backlog.get("backlog_bytes") and not backlog.get("backlog_events")
+    """This worker's log and every other log under the root are loaded."""
+    logs = [health.get("log", {}), *health.get("other_logs", [])]
+    return not any(log.get("backlog_bytes") or log.get("backlog_events") for log in logs)
 
 
 def fresh_database_url(base: str) -> str:

@@ -20,7 +20,10 @@ on SIGTERM the endpoint stops answering and the loader loads what is left (up to
 from __future__ import annotations
 
 import argparse
+import os
 import signal
+import socket
+import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -89,6 +92,8 @@ def register(subparsers: Any) -> str:
     parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )
+    # How the supervisor of --workers N starts a worker: NUMBER:LISTEN_FD:READY_FD:SUPERVISOR.
+    parser.add_argument("--worker-process", help=argparse.SUPPRESS)
     return "serve-ingest"
 
 
@@ -108,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
     log_dir = log_directory(args)
     if log_dir == _MISSING or not workers_allowed(args, log_dir):
         return 2
+    if args.worker_process:
+        return run_as_worker(args, keys, log_dir)
     try:
         sock = bind(args.host, args.port, shared=args.workers > 1)
     except OSError as exc:
@@ -122,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers == 1:
         logs = [] if log_dir is None else [Path(log_dir)]
         report = partial(_report, serving=serving)
-        return serve_worker(args, keys, logs, sock, report, logs[0] if logs else None)
+        return serve_worker(args, keys, logs, sock, report, root=logs[0] if logs else None)
     return serve_prefork(args, keys, log_dir, sock, serving)
 
 
@@ -143,23 +150,21 @@ def workers_allowed(args: argparse.Namespace, log_dir: str | None) -> bool:
 def serve_prefork(
     args: argparse.Namespace, keys: dict[str, str], log_dir: str | None, sock: Any, serving: str
 ) -> int:
-    """``--workers N``: N processes on the socket, each with its own log (``DIR/worker-K``),
-    and one loader process for all the logs, started once every worker has recovered its log."""
+    """``--workers N``: N worker programs on the address (``run_as_worker``), each with its own
+    log (``DIR/worker-K``), supervised (``prefork``); one loader process for every log under
+    the root, started once every worker has recovered its log."""
     from toolcall_spec.analytics.store import StoreError  # noqa: PLC0415
     from toolcall_spec.analytics.store.loader import LoaderProcess  # noqa: PLC0415
     from toolcall_spec.analytics.store.log_health import log_directories  # noqa: PLC0415
     from toolcall_spec.http.prefork import serve_workers  # noqa: PLC0415
-    from toolcall_spec.http.server import listener_of  # noqa: PLC0415
 
-    workers = range(1, args.workers + 1)
-    logs = [] if log_dir is None else [Path(log_dir) / f"worker-{n}" for n in workers]
+    logs = [] if log_dir is None else [worker_log(log_dir, n) for n in range(args.workers)]
     loader: list[LoaderProcess] = []
+    supervisor = os.getpid()
 
-    def worker(number: int, ready: Callable[[str | None], None]) -> int:
-        own = listener_of(sock)  # each worker listens on its own: the system shares them out
-        root = None if log_dir is None else Path(log_dir)
-        mine = logs[number : number + 1]
-        return serve_worker(args, keys, mine, own, ready, root, own_loader=False)
+    def command(number: int, ready_fd: int) -> list[str]:
+        handle = f"{number}:{sock.fileno()}:{ready_fd}:{supervisor}"
+        return [*worker_command(args, log_dir), "--worker-process", handle]
 
     def started() -> None:
         if log_dir is not None:  # every log under the root: an earlier layout's too
@@ -167,7 +172,7 @@ def serve_prefork(
         print(serving, flush=True)
 
     try:
-        status, problem = serve_workers(args.workers, worker, started)
+        status, problem = serve_workers(args.workers, command, sock.fileno(), started)
     except StoreError as exc:  # the loader could not start: the workers were stopped
         status, problem = 2, str(exc)
     for running in loader:
@@ -177,14 +182,49 @@ def serve_prefork(
     return status
 
 
+def worker_log(log_dir: str, number: int) -> Path:
+    return Path(log_dir) / f"worker-{number + 1}"
+
+
+def worker_command(args: argparse.Namespace, log_dir: str | None) -> list[str]:
+    """The command line that runs one worker of this ``serve-ingest`` (a new program: the
+    supervisor never forks itself, see ``prefork``)."""
+    command = [sys.executable, "-m", "toolcall_spec.cli", "serve-ingest"]
+    command += ["--store", args.store, "--keys-file", args.keys_file, "--host", args.host]
+    command += ["--port", str(args.port), "--workers", str(args.workers)]
+    command += ["--max-log-mb", str(args.max_log_mb), "--log-level", args.log_level]
+    return command + (["--no-log"] if log_dir is None else ["--log-dir", log_dir])
+
+
+def run_as_worker(args: argparse.Namespace, keys: dict[str, str], log_dir: str | None) -> int:
+    """One worker under the supervisor of ``--workers N``: its own listener on the address it
+    was handed, its own log; it dies with the supervisor."""
+    from toolcall_spec.http.prefork import run_worker  # noqa: PLC0415
+    from toolcall_spec.http.server import listener_of  # noqa: PLC0415
+    from toolcall_spec.processes import die_with_parent  # noqa: PLC0415
+
+    number, listen_fd, ready_fd, supervisor = map(int, args.worker_process.split(":"))
+    if not die_with_parent(signal.SIGTERM, supervisor):
+        return 0  # the supervisor is gone: no one to serve for
+
+    def worker(number: int, ready: Callable[[str | None], None]) -> int:
+        shared = socket.socket(fileno=listen_fd)
+        own = listener_of(shared)  # each worker listens on its own: the system shares them out
+        logs = [] if log_dir is None else [worker_log(log_dir, number)]
+        root = None if log_dir is None else Path(log_dir)
+        return serve_worker(args, keys, logs, own, ready, root=root, own_loader=False)
+
+    return run_worker(number, worker, ready_fd)
+
+
 def serve_worker(
     args: argparse.Namespace,
     keys: dict[str, str],
     logs: list[Path],
     sock: Any,
     ready: Callable[[str | None], None],
-    root: Path | None,
     *,
+    root: Path | None,
     own_loader: bool = True,
 ) -> int:
     """One endpoint process: its log (recovered) and, unless a supervisor runs one for all,

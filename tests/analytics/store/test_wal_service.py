@@ -243,8 +243,9 @@ def test_two_workers_write_one_duckdb_file_through_one_loader(
 
 
 def worker_of(connection: socket.socket) -> str:
-    """Which worker answers on ``connection``: its log directory, from ``GET /v1/health``."""
-    connection.sendall(b"GET /v1/health HTTP/1.1\r\nHost: test\r\n\r\n")
+    """Which worker answers on ``connection``: its log's name, from ``GET /v1/health``."""
+    key = f"Authorization: Bearer {KEY}\r\n".encode()
+    connection.sendall(b"GET /v1/health HTTP/1.1\r\nHost: test\r\n" + key + b"\r\n")
     reader = connection.makefile("rb")
     assert reader.readline().split()[1] == b"200"
     length = 0
@@ -252,7 +253,7 @@ def worker_of(connection: socket.socket) -> str:
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"content-length":
             length = int(value)
-    return str(orjson.loads(reader.read(length))["log"]["directory"])
+    return str(orjson.loads(reader.read(length))["log"]["name"])
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.scale-out")

@@ -38,6 +38,9 @@ class EventStore(ABC):
 
     engine: str
     """``duckdb`` or ``clickhouse``."""
+    durability_note: str | None = None
+    """Set when the engine cannot make a write durable when it returns (an old ClickHouse
+    server): what an operator must know; the loader logs it at start."""
 
     @abstractmethod
     def write_columns(self, columns: Columns) -> None:

@@ -86,6 +86,8 @@ class ClickHouseStore(EventStore):
         self.url = url
         self.time_type = MILLISECOND_TIME
         """The type the table's time columns have (``MILLISECOND_TIME`` or ``SECOND_TIME``)."""
+        self.durable_writes = False
+        """Whether an insert returns only once the server has fsynced it (see the module)."""
         # A native-protocol client runs one query at a time: one client per thread.
         self._local = threading.local()
 
@@ -149,6 +151,15 @@ class ClickHouseStore(EventStore):
             f"AND table = '{TABLE}' AND name = 'timestamp'"
         )
         self.time_type = str(found[0][0]) if found else wanted
+        self.durable_writes = make_inserts_durable(client)
+        if not self.durable_writes:
+            version = client.execute("SELECT version()")[0][0]
+            self.durability_note = (
+                f"{self.url}: ClickHouse {version} has no fsync_after_insert: the server does "
+                "not fsync an insert, so a power loss on its host can lose the events of the "
+                "last loads (the log has deleted them); a server that has the setting makes "
+                "every load durable"
+            )
 
     def _client(self) -> Any:
         client = getattr(self._local, "client", None)
@@ -209,6 +220,23 @@ def within_time_range(columns: Columns, time_type: str) -> Columns:
         return columns
     clamped = [min(max(moment, low), high) for moment in moments]
     return [*columns[:index], clamped, *columns[index + 1 :]]
+
+
+FSYNC_SETTINGS = ("fsync_after_insert", "fsync_part_directory")
+
+
+def make_inserts_durable(client: Any) -> bool:
+    """Give the table the MergeTree settings that fsync each inserted part and its directory,
+    when the server has them; whether it has (see the module)."""
+    names = ", ".join(f"'{name}'" for name in FSYNC_SETTINGS)
+    found = client.execute(
+        f"SELECT count() FROM system.merge_tree_settings WHERE name IN ({names})"
+    )
+    if int(found[0][0]) != len(FSYNC_SETTINGS):
+        return False
+    settings = ", ".join(f"{name} = 1" for name in FSYNC_SETTINGS)
+    client.execute(f"ALTER TABLE {TABLE} MODIFY SETTING {settings}")
+    return True
 
 
 def supports_datetime64(client: Any) -> bool:

@@ -65,6 +65,8 @@ def main(argv: list[str]) -> int:
     except StoreError as exc:
         print(str(exc), flush=True)
         return 2
+    if store.durability_note is not None:
+        print(f"toolcall-spec: warning: {store.durability_note}", file=sys.stderr, flush=True)
     with store:
         loaders = [LogLoader(log, store) for log in logs]
         print(READY, flush=True)

@@ -21,7 +21,6 @@ started again. Names are relative to the root, never absolute paths.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -73,7 +72,7 @@ def write_loader_state(directories: list[Path], state: dict[str, Any]) -> None:
         temporary = directory / (LOADER_STATE + ".tmp")
         with contextlib.suppress(OSError):
             temporary.write_bytes(data)
-            os.replace(temporary, directory / LOADER_STATE)
+            temporary.replace(directory / LOADER_STATE)
 
 
 def read_loader_state(directory: Path) -> dict[str, Any] | None:
