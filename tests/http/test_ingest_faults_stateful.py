@@ -68,7 +68,7 @@ HEALTH_SECONDS = 8.0
 MACHINE = settings(
     settings(),
     max_examples=int(os.environ.get(RUNS_VARIABLE) or min(settings().max_examples, 3)),
-    stateful_step_count=min(settings().stateful_step_count, 12),
+    stateful_step_count=min(settings().stateful_step_count, 10),
     deadline=None,
     suppress_health_check=list(HealthCheck),
     report_multiple_bugs=False,
@@ -76,8 +76,8 @@ MACHINE = settings(
         phase for phase in Phase if phase is not Phase.shrink or os.environ.get(SHRINK_VARIABLE)
     ],
 )
-"""Each step is real processes (a start of ``serve-ingest`` costs about a second): a few runs of
-a dozen steps keep each test near a minute; the ``faults`` profile's 25 x 30 would take an hour.
+"""Each step is real processes (a start of ``serve-ingest`` costs seconds): 3 runs of 10 steps
+keep each test near a minute on 2 quiet cores; the ``faults`` profile's 25 x 30 would take hours.
 Shrinking a failure takes minutes of restarts: only with ``TOOLCALL_SPEC_SHRINK=1`` (to find
 the smallest counterexample), not in the timed faults session."""
 
@@ -435,7 +435,7 @@ def small_disk(directory: Path) -> SmallDisk | None:
 
 @pytest.mark.faults
 def test_ingest_on_duckdb_through_faults(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A state machine of real processes (a few runs of a dozen steps; about a minute)."""
+    """A state machine of real processes (3 runs of 10 steps; about a minute)."""
     base = tmp_path_factory.mktemp("machine")
 
     def make_rig() -> IngestRig:
