@@ -168,6 +168,9 @@ def test_every_poison_is_unreadable_to_the_loader() -> None:
 def test_a_record_the_loader_cannot_read_is_quarantined_once_and_loading_goes_on(
     tmp_path_factory: Any, written: list[tuple[str | None, bytes, list[str]]], restart_at: int
 ) -> None:
+    """Every poison of the generator, among good records over several segments, with a loader
+    stopped part-way and a fresh one started from the disk (about 1 s an example: a DuckDB file
+    and a log each)."""
     root = tmp_path_factory.mktemp("poison")
     log = WriteAheadLog.open(root / "log", segment_bytes=600)
     for _, record, _ in written:

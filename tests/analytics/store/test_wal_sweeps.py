@@ -121,6 +121,7 @@ def _produce(log: WriteAheadLog, run: WriterRun, number: int, crashed: list[Base
 def test_the_writer_keeps_every_acknowledged_append_at_every_fault(
     fast_dir: Path, record_property: Callable[[str, object], None]
 ) -> None:
+    """The sweep ``wal.writer`` (the module's docstring): 240 runs, about 8 s of CPU."""
     one = len(record_of([tool_call(0), tool_call(1)]))
     numbers = itertools.count()
     runs: list[WriterRun] = []
@@ -181,17 +182,17 @@ def poisoned_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[st
     good: set[str] = set()
     first = record_of([tool_call(0), tool_call(1)])
     log = WriteAheadLog.open(directory, segment_bytes=2 * len(first))
-    for index in range(6):
+    for index in range(4):
         events = [tool_call(10 * index + i) for i in range(2)]
         log.append([record_of(events)])
         good.update(event["event_id"] for event in events)
-        if index == 2:
+        if index == 1:
             body = b"\xef\xbb\xbf" + orjson.dumps({"events": [tool_call(77)]})
             micros = int(NOW.timestamp() * 1_000_000)
             payload = bytes([1]) + (1).to_bytes(2, "big") + micros.to_bytes(8, "big") + b"p"
             log.append([framed(payload + body, 1)])
     log.close()
-    assert len(segment_numbers(directory)) >= 4
+    assert len(segment_numbers(directory)) >= 3
     return directory, good
 
 
@@ -244,6 +245,8 @@ def test_the_loader_loads_everything_once_and_quarantines_once_at_every_fault(
     poisoned_log: tuple[Path, set[str]],
     record_property: Callable[[str, object], None],
 ) -> None:
+    """The sweep ``wal.loader`` (the module's docstring): about 170 runs, each opening a DuckDB
+    file and loading the log twice, about 25 s of CPU."""
     template, good = poisoned_log
     numbers = itertools.count()
     runs: list[LoaderRun] = []

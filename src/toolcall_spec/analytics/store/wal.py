@@ -550,10 +550,16 @@ class WriteAheadLog:
         self._published = (number, end)
 
     def _republish(self) -> None:
-        with self._append_lock:
+        """Publish again what a failed publish left unpublished; skipped while an append is
+        under way (it publishes itself; and health must not wait for its fsync)."""
+        if not self._append_lock.acquire(blocking=False):
+            return
+        try:
             wanted = (self._active, self._ends.get(self._active, 0))
             if self._published != wanted and self._mark_fd >= 0:
                 self._publish(*wanted)
+        finally:
+            self._append_lock.release()
 
     def close(self) -> None:
         fds = [fd for fd in (self._fd, self._mark_fd, self._lock_fd) if fd >= 0]
