@@ -10,6 +10,7 @@ are skipped with the reason, except under ``CI=true``, where that is a failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -126,7 +127,9 @@ def clickhouse_server_url() -> Iterator[str]:
 class Service:
     """``toolcall-spec serve-ingest`` in a process of its own, on a free loopback port, its
     write-ahead log in ``log_dir`` (default: ``ingest-log`` beside the keys file); ``options``
-    are more command-line options (``--no-log``: no log at all)."""
+    are more command-line options (``--no-log``: no log at all). ``env``: its environment
+    (default: this one's); ``stderr``: a file its error output is appended to (default: a pipe,
+    for a short test: a long one that logs much would fill it)."""
 
     def __init__(
         self,
@@ -134,19 +137,26 @@ class Service:
         keys_file: Path,
         log_dir: Path | None = None,
         options: tuple[str, ...] = (),
+        *,
+        env: dict[str, str] | None = None,
+        stderr: Path | None = None,
     ) -> None:
         command = [sys.executable, "-m", "toolcall_spec.cli", "serve-ingest"]
         command += ["--store", store_url, "--keys-file", str(keys_file), "--port", "0"]
         if "--no-log" not in options:
             command += ["--log-dir", str(log_dir or keys_file.parent / "ingest-log")]
         command += options
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        with stderr.open("ab") if stderr else contextlib.nullcontext() as errors_file:
+            self.process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=errors_file or subprocess.PIPE, env=env
+            )
         assert self.process.stdout is not None
         line = self.process.stdout.readline().decode()
         if not line.startswith("serving on "):
             self.process.kill()
             _, errors = self.process.communicate(timeout=30)
-            raise AssertionError(f"serve-ingest did not start: {line!r} {errors.decode()}")
+            said = errors.decode() if errors else _tail(stderr)
+            raise AssertionError(f"serve-ingest did not start: {line!r} {said}")
         self.url = line.removeprefix("serving on ").strip()
         self.key = next(iter(json.loads(keys_file.read_text()).values()))
 
@@ -182,6 +192,13 @@ class Service:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(30)
+
+
+def _tail(path: Path | None, size: int = 2000) -> str:
+    """The last ``size`` bytes of a process's error output file (for a failure's message)."""
+    if path is None or not path.exists():
+        return ""
+    return path.read_bytes()[-size:].decode(errors="replace")
 
 
 def _loaded(health: dict[str, Any]) -> bool:

@@ -32,6 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from toolcall_spec import filesystem
 from toolcall_spec.cli.console import fail
 from toolcall_spec.loading import DocumentError, read_json_file
 
@@ -248,6 +249,7 @@ def serve_worker(
     from toolcall_spec.http.ingest_app import IngestSettings, create_ingest_app  # noqa: PLC0415
     from toolcall_spec.http.server import serve_forever  # noqa: PLC0415
 
+    filesystem.declare_role("writer")  # a test's fault plan for the log's writer applies here
     loader: LoaderProcess | None = None
     try:
         if logs:
