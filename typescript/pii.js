@@ -6,12 +6,15 @@
 //
 // What differs between the two languages and is handled here:
 // - Python's `\w`, `\s` and `[^\W\d_]` are Unicode classes; JavaScript's are ASCII. They are
-//   written out as Unicode property classes (the `u` flag), `\s` as the set str.isspace() has.
+//   written out as ranges of Python's Unicode data (unicode.js, made by scripts/unicode_classes.py;
+//   node's `\p{L}` follows a newer Unicode), `\s` as the set str.isspace() has.
 // - Python counts code points, JavaScript UTF-16 units: every place that looks at "the character
 //   before" or cuts at a length reads whole code points.
 // - Python's `match(text, pos)` is a sticky regular expression (`y`) here, `lastindex` the one
 //   capturing group that took part.
 // - `ipaddress.IPv6Address` is ported (CPython 3.11's parser): the same strings parse.
+
+import { ALNUM, LETTER, WORD } from "./unicode.js";
 
 export const EMAIL_TOKEN = "[EMAIL_REDACTED]";
 export const CARD_TOKEN = "[CC_REDACTED]";
@@ -24,10 +27,9 @@ export const TOKENS = Object.freeze([EMAIL_TOKEN, CARD_TOKEN, SSN_TOKEN, PHONE_T
 export const MAX_DEPTH = 64;
 export const DEPTH_TOKEN = "[TOO_DEEP]";
 
-// Python's classes, for use inside [...] with the `u` flag.
-const W = "\\p{L}\\p{N}_"; // \w: str.isalnum() and "_"
-const LETTER = "\\p{L}\\p{Nl}\\p{No}"; // [^\W\d_]: \w but decimal digits and "_"
-const ALNUM = "\\p{L}\\p{N}"; // [^\W_]
+// Python's classes, for use inside [...] with the `u` flag: \w, [^\W\d_] and [^\W_] as ranges of
+// the Unicode version of the Python the file was made with (unicode.js), not node's own \p{L}.
+const W = WORD;
 const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"; // str.isspace()
 
 const re = (source, flags = "") => new RegExp(source, `u${flags}`);
@@ -68,10 +70,11 @@ function matchAt(sticky, text, pos) {
   return sticky.exec(text);
 }
 
-function pyStrip(text) {
+/** Python's `str.strip()`: the whitespace str.isspace() knows, at both ends. */
+export function pythonStrip(text) {
   return text.replace(STRIP_START, "").replace(STRIP_END, "");
 }
-function pyRstrip(text) {
+export function pythonRstrip(text) {
   return text.replace(STRIP_END, "");
 }
 const STRIP_START = re(`^[${SPACE}]+`);
@@ -146,7 +149,7 @@ export function safeCut(text, limit) {
     if (fragment !== null && MAY_BE_PII.test(word)) head = head.slice(0, fragment.index);
   }
   for (;;) {
-    const trimmed = pyRstrip(head);
+    const trimmed = pythonRstrip(head);
     const before = TRAILING_WORD.exec(trimmed);
     if (before === null || !MAY_SPAN_A_SPACE.test(before[0])) return trimmed;
     head = trimmed.slice(0, before.index);
