@@ -224,3 +224,21 @@ def test_both_instrumentations_record_the_same_events_from_both_clients(
             ("bad_output", "error", "server"),
         ]
         assert [event["latency_ms"] for event in first][6:8] == [False, False]  # never ran
+
+
+@ONE_EVENT
+def test_the_wiring_rules_hold_on_real_sdk_servers_in_memory() -> None:
+    """tests/typescript/instrument.test.mjs under ``node --test``: results unchanged, tools
+    registered later counted, nested calls once, twice refused, a failing sink harmless, output
+    capture off, the low-level rules, the clamp."""
+    script = Path(__file__).parent / "instrument.test.mjs"
+    done = subprocess.run(
+        [node_with_mcp_sdk(), "--test", str(script)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout
