@@ -134,9 +134,8 @@ export class IngestHttpSink {
     const done = await this.flush();
     this.closing = true;
     if (!done) {
-      this.lost += this.buffer.length + (this.inFlight ?? 0);
+      this.lost += this.buffer.length; // the batch in flight is still at its head
       this.buffer.length = 0;
-      this.inFlight = 0;
     }
     this.stopped = true;
     if (this.wake !== null) this.wake();
@@ -147,11 +146,9 @@ export class IngestHttpSink {
     let backoff = this.minBackoffMs;
     while (this.buffer.length > 0 && !this.stopped) {
       const batch = this.buffer.slice(0, this.batchSize);
-      this.inFlight = batch.length;
       const outcome = await this.post(batch);
       if (outcome.done) {
         this.buffer.splice(0, batch.length);
-        this.inFlight = 0;
         backoff = this.minBackoffMs;
         continue;
       }
@@ -172,7 +169,6 @@ export class IngestHttpSink {
       });
       this.wake = null;
     }
-    this.inFlight = 0;
   }
 
   /** One POST: `{done: true}` when the endpoint answered for the batch (accepted, partly
