@@ -117,3 +117,18 @@ def test_a_full_buffer_drops_and_counts_without_making_the_caller_wait(tmp_path:
     assert written["dropped"] == 5000 - 50
     assert answer["done"] is False
     assert answer["lost"] == 50  # what was still held when close gave up, counted
+
+
+def test_the_file_callback_and_retry_after_rules_under_node_test() -> None:
+    """tests/typescript/sinks.test.mjs: the JSONL and callback sinks, Retry-After honoured on a
+    503 (the batch sent again whole), a 401 counted as lost without a retry."""
+    done = subprocess.run(
+        [tool("node"), "--test", str(Path(__file__).parent / "sinks.test.mjs")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout
