@@ -256,11 +256,19 @@ function emailSpans(text) {
 function localStart(text, at) {
   let start = at;
   for (;;) {
+    const code = start > 0 ? text.charCodeAt(start - 1) : -1;
+    if (code >= 0 && code < 128) {
+      // ASCII, most text: a table, not the regular expression (a call per character).
+      if (!LOCAL_ASCII[code]) return start;
+      start -= 1;
+      continue;
+    }
     const char = charBefore(text, start);
     if (char === "" || !LOCAL_CHAR.test(char)) return start;
     start -= char.length;
   }
 }
+const LOCAL_ASCII = Uint8Array.from({ length: 128 }, (_, code) => (LOCAL_CHAR.test(String.fromCharCode(code)) ? 1 : 0));
 
 function afterOpeningQuote(text, start, at) {
   let quote = text.lastIndexOf("'", at - 1);

@@ -1,16 +1,40 @@
-// The TypeScript PII stripper as a filter for the differential test: one JSON string per line in,
-// one JSON array per line out, `[stripPii(s), safeCut(s, limit)]` with the limit Python asked for
-// (tests/typescript/test_typescript_pii_differential.py).
+// The TypeScript PII stripper for the tests in test_typescript_pii_differential.py.
+//   node strip_pii.mjs strip    one JSON string per stdin line -> one JSON string per line:
+//                               stripPii(text)
+//   node strip_pii.mjs message  the same with errorMessage(text): trimmed, cut to 4,000
+//                               characters without leaving half a value, stripped, clamped to 500
+//   node strip_pii.mjs growth   argv[3]: JSON list of units; for each, the best of 5 times (ms) of
+//                               stripPii on the unit repeated to 128, 256 and 512 KB
 import { createInterface } from "node:readline";
+import { errorMessage } from "../../typescript/instrument.js";
 import { stripPii } from "../../typescript/pii.js";
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-const out = [];
-for await (const line of lines) {
-  out.push(JSON.stringify(stripPii(JSON.parse(line))));
-  if (out.length >= 1000) {
-    process.stdout.write(`${out.join("\n")}\n`);
-    out.length = 0;
+const mode = process.argv[2];
+if (mode === "growth") {
+  const rows = [];
+  for (const unit of JSON.parse(process.argv[3])) {
+    const times = [128, 256, 512].map((kb) => {
+      const text = unit.repeat(Math.floor((kb * 1024) / unit.length));
+      let best = Infinity;
+      for (let round = 0; round < 5; round += 1) {
+        const started = performance.now();
+        stripPii(text);
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    });
+    rows.push({ unit, times });
   }
+  console.log(JSON.stringify(rows));
+} else {
+  const apply = mode === "message" ? (text) => errorMessage(text) : stripPii;
+  const out = [];
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    out.push(JSON.stringify(apply(JSON.parse(line))));
+    if (out.length >= 1000) {
+      process.stdout.write(`${out.join("\n")}\n`);
+      out.length = 0;
+    }
+  }
+  if (out.length) process.stdout.write(`${out.join("\n")}\n`);
 }
-if (out.length) process.stdout.write(`${out.join("\n")}\n`);

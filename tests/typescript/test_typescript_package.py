@@ -17,7 +17,17 @@ from support.node import GENERATED, TYPESCRIPT, package_dependencies, run, tool,
 from support.repo import REPO
 
 PAGE = REPO / "docs" / "typescript.md"
-PACKAGE_FILES = ("package.json", "package-lock.json", "index.js", "index.d.ts", "README.md")
+PACKAGE_FILES = (
+    "package.json",
+    "package-lock.json",
+    "index.js",
+    "index.d.ts",
+    "instrument.js",
+    "sinks.js",
+    "pii.js",
+    "unicode.js",
+    "README.md",
+)
 
 
 def titled_blocks(page: Path) -> dict[str, str]:
