@@ -222,7 +222,7 @@ function redactSecrets(text) {
 function secret(match, ...rest) {
   const string = rest[rest.length - 1];
   const start = rest[rest.length - 2];
-  const glued = start > 0 && GLUE.test(charBefore(string, start));
+  const glued = start > 0 && GLUE.test(charBefore(string, start)) && !string.startsWith("eyJ", start);
   return glued ? match : SECRET_TOKEN;
 }
 
@@ -230,7 +230,7 @@ function secret(match, ...rest) {
 
 const DOMAIN_RUN = re(`[${W}.\\-]*`, "y");
 const LETTER_LABEL = re(`\\.[${LETTER}]{2}`, "g");
-const LOCAL_CHARACTERS = `${W}.!#$%&'*+\\-=?^\`{|}~`;
+const LOCAL_CHARACTERS = `${W}.!#$%&'*+\\-/=?^\`{|}~`;
 const LOCAL_CHAR = re(`^[${LOCAL_CHARACTERS}]$`);
 
 function emailSpans(text) {
@@ -238,7 +238,7 @@ function emailSpans(text) {
   const quoted = text.includes("'");
   let at = text.indexOf("@");
   while (at >= 0) {
-    let start = localStart(text, at);
+    let start = afterScheme(text, localStart(text, at), at);
     if (quoted) start = afterOpeningQuote(text, start, at);
     const local = text.slice(start, at);
     const quote = local.length - local.replace(/^'+/, "").length;
@@ -270,6 +270,14 @@ function localStart(text, at) {
 }
 const LOCAL_ASCII = Uint8Array.from({ length: 128 }, (_, code) => (LOCAL_CHAR.test(String.fromCharCode(code)) ? 1 : 0));
 
+/** Where the local part from `start` to `at` starts when the run begins with a URL's `//`: after
+ * it, and after the host when a path follows. */
+function afterScheme(text, start, at) {
+  if (start === 0 || text[start - 1] !== ":" || !text.startsWith("//", start)) return start;
+  const slash = text.slice(start + 2, Math.max(at, start + 2)).indexOf("/");
+  return slash < 0 ? start + 2 : start + 2 + slash + 1;
+}
+
 function afterOpeningQuote(text, start, at) {
   let quote = text.lastIndexOf("'", at - 1);
   while (quote >= start) {
@@ -280,8 +288,8 @@ function afterOpeningQuote(text, start, at) {
 }
 
 const EMAIL_SPECIAL = re(
-  String.raw`(?:"[^"\r\n]{1,64}"|[${LOCAL_CHARACTERS}]{1,64})@` +
-    String.raw`(?:\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]|[${ALNUM}](?:[${W}\-]{0,62}\.)+[${LETTER}]{2,24}(?![${W}-]))`,
+  String.raw`(?:"(?:[^"\\\r\n]|\\[^\r\n]){1,64}"|[${LOCAL_CHARACTERS}]{1,64})@` +
+    String.raw`(\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\])?`,
   "g",
 );
 
@@ -289,7 +297,13 @@ function specialEmailSpans(text) {
   if (!text.includes('"@') && !text.includes("@[")) return [];
   const spans = [];
   for (const match of matchesOf(EMAIL_SPECIAL, text)) {
-    if (match[0].startsWith('"') || match[0].endsWith("]")) spans.push([match.index, match.index + match[0].length]);
+    const start = match.index;
+    const end = start + match[0].length;
+    if (match[1]) spans.push([afterScheme(text, start, end), end]);
+    else if (match[0].startsWith('"')) {
+      const length = domainLength(text, end);
+      if (length) spans.push([start, end + length]);
+    }
   }
   return spans;
 }
@@ -490,11 +504,15 @@ const INTL_PHONE = new RegExp(
   `[+0](?<![0-9+][+0])(?:(?<=\\+)|(?<=0)${notALaterGroup("0")}0)` + `[1-9](?:${GROUPING}?\\(?[0-9]\\)?){7,14}(?![0-9])`,
   "g",
 );
+// A national number: trunk "0" and an area code that does not start with 0, in parentheses or
+// not, then groups (it may follow another digit group: this pass runs after the card and SSN
+// passes).
 const NATIONAL_PHONE = new RegExp(
-  `[(0](?<![0-9][(0])${notALaterGroup("[(0]")}(?:(?<=\\()0[0-9]{1,4}\\)|(?<=0)[0-9]{1,4})` +
-    `(?:${GROUPING}?[0-9]{2,4}){2,4}(?![0-9])`,
+  `[(0](?<![0-9][(0])(?:(?<=\\()0[1-9][0-9]{0,3}\\)|(?<=0)[1-9][0-9]{0,3})` + `(?:${GROUPING}?[0-9]{2,4}){2,4}(?![0-9])`,
   "g",
 );
+// A "00" number after another digit group, which the first pass left to the card pass.
+const LATER_00_PHONE = new RegExp(`0(?<![0-9+]0)0[1-9](?:${GROUPING}?\\(?[0-9]\\)?){7,14}(?![0-9])`, "g");
 const NANP_AREA = "(?:\\([0-9]{3}\\) ?|[0-9]{3})";
 const NANP_PHONE = new RegExp(
   `[+(0-9](?<![0-9][+(0-9])` +
@@ -504,37 +522,114 @@ const NANP_PHONE = new RegExp(
   "g",
 );
 const DATE_FIRST = /[0-3]?[0-9]([-./])[0-3]?[0-9]\1(?:1[89]|20)[0-9]{2}(?![0-9])/y;
-const GROUP_AFTER = new RegExp(`${GROUPING}[0-9]`, "y");
+const ALL_DIGITS = /^[0-9]+$/;
 
-function nationalPhone(chunk) {
-  const digits = chunk.replace(/[^0-9]/g, "").length;
-  if (digits < 10 || digits > 11 || matchAt(DATE_FIRST, chunk, 0) !== null) return chunk;
-  return PHONE_TOKEN;
+function nationalLength(chunk, digits) {
+  return (
+    ((digits >= 10 && digits <= 12) || (digits === 9 && !ALL_DIGITS.test(chunk))) && matchAt(DATE_FIRST, chunk, 0) === null
+  );
 }
 
-function internationalPhone(chunk, offset, string) {
-  if (chunk.startsWith("00") && (/^[0-9]+$/.test(chunk) || matchAt(GROUP_AFTER, string, offset + chunk.length) !== null)) {
-    return chunk;
+function later00Length(chunk, digits) {
+  return digits >= 10 && digits <= 17 && !ALL_DIGITS.test(chunk);
+}
+
+function internationalLength(chunk, digits) {
+  if (chunk.startsWith("+")) return digits >= 8 && digits <= 15;
+  return later00Length(chunk, digits);
+}
+
+const CHAIN_GOES_ON = new RegExp(`\\)?${GROUPING}?\\(?[0-9]`, "y");
+const NUMBER_OPENS = new RegExp(`${GROUPING}?(?:[(+]|0[1-9]|00[1-9])`, "y");
+const PHONE_DIGITS = /[0-9]+/g;
+
+/** Where the number a match starts ends (the Python module's `_phone_end`), or null. */
+function phoneEnd(text, match, valid, split = true) {
+  const start = match.index;
+  const chunk = match[0];
+  const matchEnd = start + chunk.length;
+  let best = null;
+  let opening = null;
+  let digits = 0;
+  let end = 0;
+  for (const group of matchesOf(PHONE_DIGITS, chunk)) {
+    digits += group[0].length;
+    end = group.index + group[0].length;
+    if (!valid(chunk.slice(0, end), digits)) continue;
+    best = end;
+    if (matchAt(NUMBER_OPENS, text, start + end) !== null) opening = end;
   }
-  const count = (char) => chunk.split(char).length - 1;
-  if (chunk.endsWith(")") && count(")") > count("(")) return `${PHONE_TOKEN})`;
-  return PHONE_TOKEN;
+  if (matchAt(CHAIN_GOES_ON, text, matchEnd) === null) {
+    if (best !== end) return null;
+    const count = (char) => chunk.split(char).length - 1;
+    const closes = chunk.endsWith(")") && count(")") <= count("(");
+    return closes ? matchEnd : start + end;
+  }
+  if (!split) return null;
+  end = opening !== null ? opening : best;
+  return end === null ? null : start + end;
+}
+
+/** Every number `pattern` finds, each read to its end by phoneEnd (`_redact_phones`). */
+function redactPhones(text, pattern, valid, split00 = true) {
+  const out = [];
+  let cursor = 0;
+  let position = 0;
+  for (;;) {
+    pattern.lastIndex = position;
+    const match = pattern.exec(text);
+    if (match === null) break;
+    const split = split00 || !match[0].startsWith("00");
+    let end = null;
+    if (cursor === match.index || !continuesANumber(text, match.index, cursor)) {
+      end = phoneEnd(text, match, valid, split);
+    }
+    if (end === null) {
+      position = match.index + 1;
+      continue;
+    }
+    out.push(text.slice(cursor, match.index), PHONE_TOKEN);
+    cursor = position = end;
+  }
+  if (!out.length) return text;
+  out.push(text.slice(cursor));
+  return out.join("");
+}
+
+// A digit group and a grouping right before a position, and the colon of a port before it. Run on
+// a window of the text that ends at the position (Python's `search(text, pos, endpos)`), with
+// one more character before it for the lookbehind.
+const GROUP_BEFORE = /(?<port>(?<![0-9]):)?(?<group>[0-9]+)(?:[-./ ]| [-/] )$/dg;
+
+function continuesANumber(text, start, lastEnd) {
+  const from = Math.max(0, start - 9);
+  const offset = Math.max(0, from - 1);
+  const window = text.slice(offset, start);
+  GROUP_BEFORE.lastIndex = from - offset;
+  const before = GROUP_BEFORE.exec(window);
+  if (before === null) return false;
+  return before.indices.groups.group[1] + offset !== lastEnd && before.groups.port === undefined;
+}
+
+function redactLaterPhones(text) {
+  if (text.includes("00")) text = redactPhones(text, LATER_00_PHONE, later00Length);
+  text = text.replace(NANP_PHONE, PHONE_TOKEN);
+  return text.includes("0") ? redactPhones(text, NATIONAL_PHONE, nationalLength) : text;
 }
 
 function redactInternationalPhones(text) {
-  return text.includes("+") || text.includes("00") ? text.replace(INTL_PHONE, internationalPhone) : text;
+  if (!text.includes("+") && !text.includes("00")) return text;
+  return redactPhones(text, INTL_PHONE, internationalLength, false);
 }
 
 const NANP_OR_NATIONAL = new RegExp(
   `[0-9](?:[0-9]{2}\\)? ?${GROUPING}?[0-9]{3}${GROUPING}?[0-9]{4}(?![0-9])` +
-    `|(?<=(?<![0-9])${notALaterGroup("")}0)[0-9]{1,4}\\)?` +
-    `(?:${GROUPING}?[0-9]{2,4}){2,4}(?![0-9]))`,
+    `|(?<=(?<![0-9])0)(?:0[1-9]|[0-9]{1,4}\\)?(?:${GROUPING}?[0-9]{2,4}){2}))`,
 );
 
 function redactNorthAmericanPhones(text) {
   if (!NANP_OR_NATIONAL.test(text)) return text;
-  text = text.replace(NANP_PHONE, PHONE_TOKEN);
-  return text.includes("0") ? text.replace(NATIONAL_PHONE, (chunk) => nationalPhone(chunk)) : text;
+  return redactLaterPhones(text);
 }
 
 // --- card numbers ---------------------------------------------------------------------------------
@@ -748,5 +843,5 @@ const WINDOW_PASSES = [
   [4, redactIpv4],
   [CARD_MIN, redactCards],
   [9, redactSsns],
-  [10, redactNorthAmericanPhones],
+  [9, redactNorthAmericanPhones], // 10 digits; national and later 00 numbers from 9
 ];

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.control import BuildContext
 from hypothesis.internal.conjecture.data import ConjectureData, StopTest
 
+from support.strategies import pii_items
 from support.strategies.pii_text import (
     ANY_TEXT,
     card_numbers,
@@ -58,6 +59,10 @@ PIECES = st.one_of(
     written_dates(),
     st.text(NEAR_PII, max_size=12),
     ANY_TEXT,
+    pii_items.national_phones(),
+    pii_items.rfc5322_addresses(),
+    pii_items.quoted_local_parts(),
+    st.sampled_from(pii_items.COUNTRIES).flatmap(pii_items.phone_in_international_form),
 )
 JOINERS = st.sampled_from(
     ["", " ", "  ", "-", ".", ", ", "\n", "+", "(", ")", ":", "/", "x", " - ", " / ", "'", "="]
@@ -74,8 +79,20 @@ def composed_messages(draw: st.DrawFn) -> str:
     return text
 
 
+@st.composite
+def compositions(draw: st.DrawFn) -> str:
+    """Two messages of planted items joined by a separator (whitespace, punctuation, another
+    item, a redaction marker, an address and port, a URL): the composition generator of the PII
+    leak-rate tests (support.strategies.pii_items)."""
+    first = draw(pii_items.messages())
+    _, separator = draw(pii_items.separators())
+    second = draw(pii_items.messages())
+    return (first + separator + second).text
+
+
 MESSAGES = st.one_of(
     composed_messages(),
+    compositions(),
     planted(covered_pii()).map(lambda case: case[0]),
     planted(looser_pii()).map(lambda case: case[0]),
     messages_without_pii(),
