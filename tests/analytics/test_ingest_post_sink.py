@@ -11,7 +11,7 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from support.store import Service, free_port, tool_call
@@ -78,9 +78,9 @@ def test_the_sink_survives_the_endpoint_going_away_and_coming_back(
 class _Full(BaseHTTPRequestHandler):
     """503 with Retry-After: 1 for the first batch, then 200."""
 
-    arrivals: list[float] = []
+    arrivals: ClassVar[list[float]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - the http.server name
+    def do_POST(self) -> None:
         size = int(self.headers["Content-Length"])
         count = len(json.loads(self.rfile.read(size))["events"])
         self.arrivals.append(time.monotonic())
@@ -95,7 +95,7 @@ class _Full(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 

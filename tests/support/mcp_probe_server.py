@@ -33,7 +33,7 @@ def run_lowlevel(server: Any) -> None:
 
 
 def main(framework: str, events: str) -> None:
-    server = lowlevel_demo_server() if framework == "lowlevel" else framework_server(framework)
+    server: Any = lowlevel_demo_server() if framework == "lowlevel" else framework_server(framework)
     with JsonlFileSink(events) as sink:
         instrument(server, sink)
         if framework == "lowlevel":

@@ -142,6 +142,8 @@ def ts_client(target: list[str] | str, calls: list[tuple[str, dict[str, Any]]]) 
     What it received, one JSON value per call (the tool list first)."""
     spec = {"url": target} if isinstance(target, str) else {"command": target}
     script = str(TS_SUPPORT / "record_client.mjs")
-    done = run([node_with_mcp_sdk(), script, json.dumps({**spec, "calls": calls})], cwd=REPO, timeout=120)
+    done = run(
+        [node_with_mcp_sdk(), script, json.dumps({**spec, "calls": calls})], cwd=REPO, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]

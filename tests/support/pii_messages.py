@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 from hypothesis import strategies as st
 from hypothesis.control import BuildContext
-from hypothesis.internal.conjecture.data import ConjectureData, StopTest
+from hypothesis.errors import StopTest
+from hypothesis.internal.conjecture.data import ConjectureData
 
 from support.strategies import pii_items
 from support.strategies.pii_text import (
@@ -39,7 +40,9 @@ from support.strategies.pii_text import (
 # The characters PII is made of or stops at, so random pieces touch, continue or almost form a
 # value (as tests/analytics/test_analytics_pii_reference.py mixes them), and characters where
 # Python and JavaScript read text differently: astral letters, NBSPs, Unicode digits and spaces.
-NEAR_PII = string.digits + " .-+()/:@_'\"[]\u00a0\u202f\u2007AaBbEeJKkSsgxyoIzDGR٣é𝒜😀\u2028\x1c\x85"
+NEAR_PII = (
+    string.digits + " .-+()/:@_'\"[]\u00a0\u202f\u2007AaBbEeJKkSsgxyoIzDGR٣é𝒜😀\u2028\x1c\x85"
+)
 
 PIECES = st.one_of(
     emails(),
@@ -98,7 +101,29 @@ MESSAGES = st.one_of(
     messages_without_pii(),
     ANY_TEXT,
 )
-JOINER_TEXTS = ["", " ", "  ", "-", ".", ", ", "\n", "+", "(", ")", ":", "/", "x", " - ", " / ", "'", "="]
+JOINER_TEXTS = [
+    "",
+    " ",
+    "  ",
+    "-",
+    ".",
+    ", ",
+    "\n",
+    "+",
+    "(",
+    ")",
+    ":",
+    "/",
+    "x",
+    " - ",
+    " / ",
+    "'",
+    "=",
+]
+
+
+def _outside_a_test() -> None:
+    """The test a draw's build context names: there is none."""
 
 
 def drawn(strategy: st.SearchStrategy[str], count: int, source: random.Random) -> list[str]:
@@ -107,7 +132,7 @@ def drawn(strategy: st.SearchStrategy[str], count: int, source: random.Random) -
     while len(values) < count:
         data = ConjectureData(random=source)
         try:
-            with BuildContext(data, is_final=False, wrapped_test=None):
+            with BuildContext(data, is_final=False, wrapped_test=_outside_a_test):
                 values.append(data.draw(strategy))
         except StopTest:  # the draw ran out of room: draw again
             continue

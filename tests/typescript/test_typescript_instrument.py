@@ -121,7 +121,9 @@ def python_client(target: Any, transport: str) -> list[Any]:
 
     async def calls() -> None:
         with anyio.fail_after(60):
-            async with mcp.Client(target, mode="legacy" if transport == "http" else "auto") as client:
+            async with mcp.Client(
+                target, mode="legacy" if transport == "http" else "auto"
+            ) as client:
                 for name, arguments in CALLS:
                     try:
                         outcomes.append((await client.call_tool(name, arguments)).is_error)
@@ -152,8 +154,8 @@ def comparable(language: str, kind: str, events: list[dict[str, Any]]) -> list[d
     there is one stays), the 2026 protocol's ``resultType`` (the Python SDK adds it for a client
     that speaks that version), and, checked first, the texts the high-level SDKs write."""
     out = []
-    for index, event in enumerate(events):
-        event = {key: value for key, value in event.items() if key not in DIFFERENT_BY_NATURE}
+    for index, recorded in enumerate(events):
+        event = {key: value for key, value in recorded.items() if key not in DIFFERENT_BY_NATURE}
         event["latency_ms"] = "latency_ms" in event
         output = event.get("output_content")
         if isinstance(output, dict):

@@ -98,7 +98,9 @@ def app(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.mark.parametrize(("example", "tests"), [("tool-calls.test.mjs", 3), ("analytics.test.mjs", 1)])
+@pytest.mark.parametrize(
+    ("example", "tests"), [("tool-calls.test.mjs", 3), ("analytics.test.mjs", 1)]
+)
 def test_the_pages_javascript_examples_run_under_node_test(
     app: Path, example: str, tests: int
 ) -> None:

@@ -11,11 +11,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from support.node import REPO, TYPESCRIPT, tool
+from support.node import TYPESCRIPT, tool
 from support.pii_messages import generated_messages
+from support.repo import REPO
 
 from toolcall_spec.analytics.classify import error_message
 from toolcall_spec.analytics.pii import strip_pii
@@ -44,7 +46,9 @@ def node_stripped(mode: str, texts: list[str]) -> list[str]:
     return [json.loads(line) for line in done.stdout.split("\n") if line]
 
 
-def first_differences(texts: list[str], ours: list[object], theirs: list[object]) -> list[str]:
+def first_differences(
+    texts: list[str], ours: Sequence[object], theirs: Sequence[object]
+) -> list[str]:
     return [
         f"{text!r}\n  python     {a!r}\n  typescript {b!r}"
         for text, a, b in zip(texts, ours, theirs, strict=True)
@@ -81,7 +85,10 @@ def test_the_error_message_path_agrees_on_long_messages() -> None:
     seed = int.from_bytes(os.urandom(4), "big")
     pieces = list(generated_messages(LONG_MESSAGES * 70, seed))
     texts = [" ".join(pieces[i * 70 : (i + 1) * 70]) for i in range(LONG_MESSAGES)]
-    texts += [text[: 3990 + i % 20] + "max@example.com 4111 1111 1111 1111" for i, text in enumerate(texts)]
+    texts += [
+        text[: 3990 + i % 20] + "max@example.com 4111 1111 1111 1111"
+        for i, text in enumerate(texts)
+    ]
     theirs = node_stripped("message", texts)
     ours = [error_message(text) for text in texts]
     differences = first_differences(texts, ours, theirs)

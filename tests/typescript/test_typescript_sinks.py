@@ -16,7 +16,8 @@ import pytest
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
 
-from support.node import REPO, tool
+from support.node import tool
+from support.repo import REPO
 from support.store import Service, free_port
 
 from toolcall_spec.analytics.store import open_store
