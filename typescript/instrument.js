@@ -21,7 +21,9 @@
 // call): the only place that sees whether the tool ran, how long, and the error it threw with its
 // own message. The record of the call (an AsyncLocalStorage) carries what the inner place saw to
 // the outer one, which emits exactly one event. The SDK internals used (`_requestHandlers`,
-// `_registeredTools`) are private: `nox -s ts_matrix` runs the tests against each supported SDK.
+// `_registeredTools`) are private: tested with @modelcontextprotocol/sdk 1.32.2, the newest 1.x
+// (the pin in package-lock.json). The 2.x line (the split @modelcontextprotocol/server packages)
+// is not supported yet: instrument() refuses its servers with a TypeError that says so.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
