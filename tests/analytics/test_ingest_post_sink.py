@@ -6,6 +6,7 @@ port, nothing it was given is lost and a batch sent twice is stored once; a 503 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 import uuid
@@ -60,7 +61,8 @@ def test_the_sink_survives_the_endpoint_going_away_and_coming_back(
         service.kill()
         for event in made[500:]:
             sink(event)
-        assert time.perf_counter() - started < 1.0  # the caller never waits on the network
+        # A write that waited on the network would take a request timeout (20 s) at least.
+        assert time.perf_counter() - started < 10.0
         time.sleep(1.0)
         service = start(store, keys_file, port, log_dir)
         for event in made[:100]:  # sent again, as after an answer that was lost
@@ -115,14 +117,19 @@ def test_a_503_with_retry_after_is_waited_out_and_the_batch_sent_again() -> None
 
 
 def test_a_full_buffer_drops_and_counts_without_making_the_caller_wait() -> None:
-    sink = IngestPostSink(
-        f"http://127.0.0.1:{free_port()}/v1/events", timeout=0.3, max_buffered=50, min_backoff=0.01
-    )
-    started = time.perf_counter()
-    for event in events(2000):
-        sink(event)
-    assert time.perf_counter() - started < 1.0
-    sink.close()
+    made = events(2000)
+    # An endpoint that takes the connection and never answers: a call that waited on the
+    # network would hang for the request timeout (5 s) at least.
+    with socket.socket() as hanging:
+        hanging.bind(("127.0.0.1", 0))
+        hanging.listen(64)
+        url = f"http://127.0.0.1:{hanging.getsockname()[1]}/v1/events"
+        sink = IngestPostSink(url, timeout=5.0, max_buffered=50, min_backoff=0.01)
+        started = time.perf_counter()
+        for event in made:
+            sink(event)
+        assert time.perf_counter() - started < 5.0
+        sink.close()
     assert sink.dropped == 2000 - 50
     assert sink.lost == 50
 

@@ -25,7 +25,7 @@ from toolcall_spec.analytics.pii import strip_pii
 PII = pytest.mark.requirement("toolcall-spec.requirement.analytics.pii-stripped")
 STRIPPER = Path(__file__).parent / "strip_pii.mjs"
 MESSAGES_PER_RUN = 100_000
-LONG_MESSAGES = 300
+LONG_MESSAGES = 100
 
 
 def node_stripped(mode: str, texts: list[str]) -> list[str]:
