@@ -142,3 +142,18 @@ export function formatPath(parts) {
 export function isToolError(result) {
   return typeof result === "object" && result !== null && !Array.isArray(result) && result.isError === true;
 }
+
+// The analytics half: instrument() for servers built on the MCP TypeScript SDK, the sinks, and
+// the PII stripper (the Python package's, byte for byte).
+export {
+  instrument,
+  ToolCallAnalytics,
+  classifyResult,
+  classifyException,
+  errorMessage,
+  deriveSessionId,
+  SDK_VERSION,
+  MAX_ERROR_MESSAGE_LENGTH,
+} from "./instrument.js";
+export { IngestHttpSink, JsonlFileSink, MemorySink, callbackSink } from "./sinks.js";
+export { stripPii, stripPiiDeep, safeCut } from "./pii.js";

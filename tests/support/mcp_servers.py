@@ -147,6 +147,62 @@ def fastmcp_demo_server() -> Any:
     return server
 
 
+def lowlevel_demo_server() -> Server[Any]:
+    """The tools of ``demo_server`` on the low-level ``Server``, dispatched by hand: the twin of
+    the TypeScript probe's low-level server (tests/support/ts/probe_server.mjs, ``lowlevel``),
+    answering what it answers. The handler is the tool, so an unknown tool or bad arguments are
+    the tool's own ``isError`` results here."""
+    import json
+
+    from mcp.server import ServerRequestContext
+    from mcp.types import CallToolRequestParams, ListToolsResult, PaginatedRequestParams, Tool
+
+    def text(value: str) -> TextContent:
+        return TextContent(type="text", text=value)
+
+    flagged = {"content": [], "isError": True}
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> Any:
+        arguments = params.arguments or {}
+        name = params.name
+        if name == "add":
+            a, b = arguments.get("a"), arguments.get("b")
+            if not (type(a) is int and type(b) is int):
+                return CallToolResult(content=[text("Invalid arguments for add")], is_error=True)
+            return CallToolResult(
+                content=[text(str(a + b))], structured_content={"result": a + b}, is_error=False
+            )
+        if name == "lookup_offer":
+            reference = arguments.get("reference")
+            message = f"  Offer {reference} expired for max@example.com "
+            return CallToolResult(content=[text(message)], is_error=True)
+        if name == "silent_failure":
+            return CallToolResult(content=[], is_error=True)
+        if name == "crash":
+            raise RuntimeError("customer max@example.com not found")
+        if name == "async_crash":
+            raise RuntimeError("card 4111 1111 1111 1111 was declined")
+        if name == "quota":
+            raise MCPError(code=-32001, message="quota exceeded for max@example.com")
+        if name == "dict_with_flag":
+            dumped = json.dumps(flagged, indent=2)
+            return CallToolResult(
+                content=[text(dumped)], structured_content=flagged, is_error=False
+            )
+        if name == "bad_output":
+            return CallToolResult(content=[text("not an offer")], is_error=False)
+        return CallToolResult(content=[text(f"Unknown tool: {name}")], is_error=True)
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        names = [name for name, _ in DEMO_CALLS if name != "no_such_tool"]
+        tools = [Tool(name=name, input_schema={"type": "object"}) for name in dict.fromkeys(names)]
+        return ListToolsResult(tools=tools)
+
+    return Server("demo", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
 FRAMEWORKS = ("mcp", "fastmcp")
 
 

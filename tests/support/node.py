@@ -121,3 +121,29 @@ def run(
         check=False,
         env={**os.environ, **(env or {})},
     )
+
+
+TS_SUPPORT = Path(__file__).resolve().parent / "ts"
+"""The node scripts of the tests: the TypeScript probe server, the SDK client."""
+
+
+def node_with_mcp_sdk() -> str:
+    """node, with the MCP TypeScript SDK of the repository's package-lock.json installed
+    (`npm ci` at the root), or skip/fail."""
+    node = tool("node")
+    if not (REPO / "node_modules" / "@modelcontextprotocol" / "sdk").is_dir():
+        unavailable("the MCP TypeScript SDK is missing: run `npm ci` at the repository's root")
+    return node
+
+
+def ts_client(target: list[str] | str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """The MCP TypeScript SDK client (support/ts/record_client.mjs) making ``calls``: it
+    launches ``target`` (a command) over stdio, or connects to it (a URL) over streamable HTTP.
+    What it received, one JSON value per call (the tool list first)."""
+    spec = {"url": target} if isinstance(target, str) else {"command": target}
+    script = str(TS_SUPPORT / "record_client.mjs")
+    done = run(
+        [node_with_mcp_sdk(), script, json.dumps({**spec, "calls": calls})], cwd=REPO, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]

@@ -38,22 +38,23 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     EMAIL_TOKEN,
     IBAN_TOKEN,
     IP_TOKEN,
-    PHONE_TOKEN,
     SECRET_TOKEN,
     SSN_TOKEN,
     Span,
     _after_opening_quote,
+    _after_scheme,
     _iban_end,
-    _international_phone,
+    _international_length,
     _local_start,
     _luhn_valid,
-    _national_phone,
     _prefix_sums,
     _redact_ipv6,
+    _redact_phones,
     _replace_spans,
     _secret,
     _special_email_spans,
     is_plausible_ssn,
+    redact_later_phones,
 )
 
 
@@ -115,7 +116,7 @@ def _email_spans(text: str) -> list[Span]:
     spans: list[Span] = []
     at = text.find("@")
     while at >= 0:
-        start = _after_opening_quote(text, _local_start(text, at), at)
+        start = _after_opening_quote(text, _after_scheme(text, _local_start(text, at), at), at)
         local = text[start:at]
         quote = len(local) - len(local.lstrip("'"))  # a quote around the address stays
         if len(local) > quote:
@@ -178,27 +179,17 @@ _INTL_PHONE = re.compile(
     r"(?![0-9])",
     re.ASCII,
 )
-# A national number: trunk "0" (optionally in parentheses with its area code), then groups.
-_NATIONAL_PHONE = re.compile(
-    r"(?<![0-9])(?<![0-9][-./ ])(?<![0-9] [-/] )(?:\(0[0-9]{1,4}\)|0[0-9]{1,4})"
-    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9])",
-    re.ASCII,
-)
-_NANP_PHONE = re.compile(
-    rf"(?<![0-9])(?:\+?1{_GROUPING}?)?"
-    rf"(?P<local>(?:\([0-9]{{3}}\) ?|[0-9]{{3}}){_GROUPING}?[0-9]{{3}}{_GROUPING}?[0-9]{{4}})"
-    r"(?![0-9])",
-    re.ASCII,
-)
 
 
 def _redact_international_phones(text: str) -> str:
-    return _INTL_PHONE.sub(_international_phone, text) if "+" in text or "00" in text else text
+    if "+" not in text and "00" not in text:
+        return text
+    return _redact_phones(text, _INTL_PHONE, _international_length, split_00=False)
 
 
-def _redact_north_american_phones(text: str) -> str:
-    text = _NANP_PHONE.sub(PHONE_TOKEN, text)
-    return _NATIONAL_PHONE.sub(_national_phone, text) if "0" in text else text
+# Issue 29: the phone passes after the cards and SSNs (later "00" numbers, North American and
+# national numbers, each read to its end) are one shared function: the fast code only gates it.
+_redact_north_american_phones = redact_later_phones
 
 
 # --- card numbers -------------------------------------------------------------------------------
@@ -359,5 +350,5 @@ _WINDOW_PASSES: tuple[tuple[int, Callable[[str], str]], ...] = (
     (4, _redact_ipv4),  # 1.1.1.1
     (_CARD_MIN, _redact_cards),
     (9, _redact_ssns),
-    (10, _redact_north_american_phones),  # 10 digits; national numbers too
+    (9, _redact_north_american_phones),  # national numbers from 9 digits
 )

@@ -17,7 +17,19 @@ from support.node import GENERATED, TYPESCRIPT, package_dependencies, run, tool,
 from support.repo import REPO
 
 PAGE = REPO / "docs" / "typescript.md"
-PACKAGE_FILES = ("package.json", "package-lock.json", "index.js", "index.d.ts", "README.md")
+NODE_TYPES = "@types/node@20.19.25"
+"""Node's types for the examples that use `process` (the Node 20 line, as CI's node)."""
+PACKAGE_FILES = (
+    "package.json",
+    "package-lock.json",
+    "index.js",
+    "index.d.ts",
+    "instrument.js",
+    "sinks.js",
+    "pii.js",
+    "unicode.js",
+    "README.md",
+)
 
 
 def titled_blocks(page: Path) -> dict[str, str]:
@@ -76,6 +88,7 @@ def app(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--ignore-scripts",
             str(tarball),
             f"@modelcontextprotocol/sdk@{sdk_version()}",
+            NODE_TYPES,
         ],
         cwd=folder,
     )
@@ -85,18 +98,27 @@ def app(tarball: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def test_the_pages_javascript_example_runs_under_node_test(app: Path) -> None:
+@pytest.mark.parametrize(
+    ("example", "tests"), [("tool-calls.test.mjs", 3), ("analytics.test.mjs", 1)]
+)
+def test_the_pages_javascript_examples_run_under_node_test(
+    app: Path, example: str, tests: int
+) -> None:
     """Slow (about 20 s with its fixtures): `npm pack`, then `npm install` of the tarball and the
     MCP SDK into a fresh project, as a user does; the tests of this module share them."""
-    result = run([tool("node"), "--test", "tool-calls.test.mjs"], cwd=app, timeout=120)
+    result = run([tool("node"), "--test", example], cwd=app, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert re.search(r"^# pass 3$", result.stdout, re.MULTILINE), result.stdout
+    assert re.search(rf"^# pass {tests}$", result.stdout, re.MULTILINE), result.stdout
     assert re.search(r"^# fail 0$", result.stdout, re.MULTILINE), result.stdout
 
 
-def test_the_pages_typescript_example_type_checks_against_the_installed_package(app: Path) -> None:
+@pytest.mark.parametrize("example", ["host.ts", "instrumented.ts"])
+def test_the_pages_typescript_examples_type_check_against_the_installed_package(
+    app: Path, example: str
+) -> None:
     options = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext"]
-    result = run([tsc(), *options, "host.ts"], cwd=app, timeout=180)
+    options += ["--target", "es2022", "--types", "node"]
+    result = run([tsc(), *options, example], cwd=app, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -239,9 +239,14 @@ def _redact_secrets(text: str) -> str:
 
 def _secret(match: re.Match[str]) -> str:
     """The token, unless the match is glued to the word before it (``task-...``, ``xAKIA...``):
-    then it is the tail of another word."""
+    then it is the tail of another word. A JWT is one whatever precedes it (``error-eyJ...``
+    was kept): no word ends in a base64url JSON header and two more dotted parts."""
     start = match.start()
-    glued = start > 0 and _GLUE.match(match.string, start - 1) is not None
+    glued = (
+        start > 0
+        and _GLUE.match(match.string, start - 1) is not None
+        and not match.string.startswith("eyJ", start)
+    )
     return match.group() if glued else SECRET_TOKEN
 
 
@@ -259,7 +264,7 @@ def _email_spans(text: str) -> list[Span]:
     quoted = "'" in text  # most text has no apostrophe: its local parts need no second look
     at = text.find("@")
     while at >= 0:
-        start = _local_start(text, at)
+        start = _after_scheme(text, _local_start(text, at), at)
         if quoted:
             start = _after_opening_quote(text, start, at)
         local = text[start:at]
@@ -273,9 +278,10 @@ def _email_spans(text: str) -> list[Span]:
 
 
 # What a local part is made of: letters, digits and every other character RFC 5322 allows
-# unquoted (``&``, ``{``, ``}``, ``'``, ``+``, ``=``, ...) but ``/``, which reads as a path or a
-# URL before the address (``https://bob@...``).
-_LOCAL_CHARACTERS = r"\w.!#$%&'*+\-=?^`{|}~"
+# unquoted (``&``, ``{``, ``}``, ``'``, ``+``, ``=``, ``/``, ...). A ``/`` once ended it, as a
+# path or URL before an address reads, and kept what came before it (``a/b@...`` left ``a/``):
+# now a URL's scheme and host are set apart by ``_after_scheme`` instead.
+_LOCAL_CHARACTERS = r"\w.!#$%&'*+\-/=?^`{|}~"
 _LOCAL_RUN = re.compile(rf"[{_LOCAL_CHARACTERS}]*")
 _LOOK_BACK = 256
 
@@ -295,6 +301,16 @@ def _local_start(text: str, at: int) -> int:
     return start
 
 
+def _after_scheme(text: str, start: int, at: int) -> int:
+    """Where the local part from ``start`` to ``at`` starts when the run begins with a URL's
+    ``//``: after it, and after the host when a path follows (``https://bob@...``,
+    ``https://example.com/bob@...`` keep ``https://`` and ``https://example.com/``)."""
+    if start == 0 or text[start - 1] != ":" or not text.startswith("//", start):
+        return start
+    slash = text.find("/", start + 2, at)
+    return start + 2 if slash < 0 else slash + 1
+
+
 def _after_opening_quote(text: str, start: int, at: int) -> int:
     """Where the local part from ``start`` to ``at`` starts: after its last apostrophe that no
     letter or digit precedes (it quotes the address: ``value='max@...'``), else at ``start``
@@ -307,21 +323,31 @@ def _after_opening_quote(text: str, start: int, at: int) -> int:
     return start
 
 
-# "quoted local part"@domain and local@[IP literal]: the two forms the run scan cannot see.
+# "quoted local part"@domain and local@[IP literal]: the two forms the run scan cannot see. A
+# quoted string holds any character but a bare quote or backslash, and quoted pairs (``\"``,
+# ``\\``): an escaped quote once ended it, and the part before stayed. Each repetition reads a
+# fixed character or pair, so the pattern cannot backtrack; it is bounded in length.
 _EMAIL_SPECIAL = re.compile(
-    rf'(?:"[^"\r\n]{{1,64}}"|[{_LOCAL_CHARACTERS}]{{1,64}})@'
-    r"(?:\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\]|[^\W_](?:[\w\-]{0,62}\.)+[^\W\d_]{2,24}(?![\w-]))"
+    rf'(?:"(?:[^"\\\r\n]|\\[^\r\n]){{1,64}}"|[{_LOCAL_CHARACTERS}]{{1,64}})@'
+    r"(\[(?:IPv6:)?[0-9A-Fa-f:.]{2,45}\])?"
 )
 
 
 def _special_email_spans(text: str) -> list[Span]:
+    """Quoted local parts, with the domain an unquoted one may have (``_domain_length``), and
+    IP-literal domains."""
     if '"@' not in text and "@[" not in text:
         return []
-    return [
-        match.span()
-        for match in _EMAIL_SPECIAL.finditer(text)
-        if match.group().startswith('"') or match.group().endswith("]")
-    ]
+    spans: list[Span] = []
+    for match in _EMAIL_SPECIAL.finditer(text):
+        start, end = match.span()
+        if match.group(1):
+            spans.append((_after_scheme(text, start, end), end))
+        elif match.group().startswith('"'):
+            length = _domain_length(text, end)
+            if length:
+                spans.append((start, end + length))
+    return spans
 
 
 def _domain_length(text: str, at: int) -> int:
@@ -600,11 +626,19 @@ _INTL_PHONE = re.compile(
 )
 # Each pattern below starts with a character class (the lookbehinds after it read what precedes
 # the match), so the engine skips to the characters a number can start with.
-# A national number: trunk "0" (optionally in parentheses with its area code), then groups.
+# A national number: trunk "0" and an area code that does not start with 0 (``00`` dials abroad),
+# in parentheses or not, then groups. It may follow another digit group: this pass runs after the
+# card and SSN passes, so what is left of a longer chain is no card, and a number after a port or
+# another number (``:8080 020 7946 0958``, ``030 260500 030 260500``) is read all the same.
 _NATIONAL_PHONE = re.compile(
-    rf"[(0](?<![0-9][(0]){_not_a_later_group('[(0]')}(?:(?<=\()0[0-9]{{1,4}}\)|(?<=0)[0-9]{{1,4}})"
+    rf"[(0](?<![0-9][(0])(?:(?<=\()0[1-9][0-9]{{0,3}}\)|(?<=0)[1-9][0-9]{{0,3}})"
     rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9])",
     re.ASCII,
+)
+# A "00" number after another digit group, which the first pass left to the card pass: what that
+# pass left is read again here.
+_LATER_00_PHONE = re.compile(
+    rf"0(?<![0-9+]0)0[1-9](?:{_GROUPING}?\(?[0-9]\)?){{7,14}}(?![0-9])", re.ASCII
 )
 # North American: "+1" or "1" first or not, then 3-3-4 digits (the area code in parentheses or
 # not). The branches are the ways its first character can be read, in the order a pattern with
@@ -619,47 +653,138 @@ _NANP_PHONE = re.compile(
 )
 
 
-def _national_phone(match: re.Match[str]) -> str:
-    """The token for 10 or 11 digits, but for a date and what follows it (``05/12/2026 18:30``,
-    ``01.12.2024 10 ...``): no national number starts with a day, a month and a year."""
+def _national_length(chunk: str, digits: int) -> bool:
+    """Whether the start of a national match with ``digits`` digits is a number: 10 to 12 digits
+    (``0151 12345678``), or 9 set off by a separator (``030/260500``, ``(030) 260500``; a bare 9
+    digits is an SSN or an id); never a date and what follows it (``05/12/2026 18:30``)."""
+    return (10 <= digits <= 12 or (digits == 9 and not chunk.isdigit())) and (
+        _DATE_FIRST.match(chunk) is None
+    )
+
+
+def _later_00_length(chunk: str, digits: int) -> bool:
+    """Whether the start of a ``00`` match is a number: 8 to 15 digits after the ``00``, not a
+    bare digit run."""
+    return 10 <= digits <= 17 and not chunk.isdigit()
+
+
+def _phone_end(
+    text: str, match: re.Match[str], valid: Callable[[str, int], bool], split: bool = True
+) -> int | None:
+    """Where the number a match starts ends: at the end of one of its digit groups, as many
+    digits as its form allows (``valid``). A match may run on into a next number (the pattern
+    reads up to its longest form): the whole match when the chain ends with it, else (with
+    ``split``) the longest start followed by a group that opens a number (``0[1-9]``, ``00``,
+    ``(``, ``+``), else the longest start; ``None`` when no start is a number."""
+    start = match.start()
     chunk = match.group()
-    digits = sum(c.isdigit() for c in chunk)
-    if not 10 <= digits <= 11 or _DATE_FIRST.match(chunk) is not None:
-        return chunk
-    return PHONE_TOKEN
+    best = opening = None
+    digits = end = 0
+    for group in _DIGITS.finditer(chunk):
+        digits += group.end() - group.start()
+        end = group.end()
+        if not valid(chunk[:end], digits):
+            continue
+        best = end
+        if _NUMBER_OPENS.match(text, start + end) is not None:
+            opening = end
+    if _CHAIN_GOES_ON.match(text, match.end()) is None:
+        if best != end:
+            return None
+        # A closing parenthesis the number opened goes with it; one it did not open stays
+        # (``(+44 20 7946 0958)``).
+        closes = chunk.endswith(")") and chunk.count(")") <= chunk.count("(")
+        return match.end() if closes else start + end
+    if not split:
+        return None
+    end = opening if opening is not None else best
+    return None if end is None else start + end
+
+
+# After a match: more of its chain (a closing parenthesis or a separator, then a digit).
+_CHAIN_GOES_ON = re.compile(rf"\)?{_GROUPING}?\(?[0-9]", re.ASCII)
+# After a number's last digit: a separator, and the first character of another number.
+_NUMBER_OPENS = re.compile(rf"{_GROUPING}?(?:[(+]|0[1-9]|00[1-9])", re.ASCII)
+
+
+def _redact_phones(
+    text: str, pattern: re.Pattern[str], valid: Callable[[str, int], bool], split_00: bool = True
+) -> str:
+    """Every number ``pattern`` finds, each read to its end by ``_phone_end`` (a ``00`` number
+    only whole, unless ``split_00``); the search goes on after it (a number that follows is found
+    from its first digit) or, where none ends, from the next character (each start is tried
+    once: linear)."""
+    out: list[str] = []
+    cursor = position = 0
+    while (match := pattern.search(text, position)) is not None:
+        split = split_00 or not match.group().startswith("00")
+        end = None
+        if cursor == match.start() or not _continues_a_number(text, match.start(), cursor):
+            end = _phone_end(text, match, valid, split)
+        if end is None:
+            position = match.start() + 1
+            continue
+        out += (text[cursor : match.start()], PHONE_TOKEN)
+        cursor = position = end
+    if not out:
+        return text
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def _continues_a_number(text: str, start: int, last_end: int) -> bool:
+    """Whether a match at ``start`` is a later group of a longer grouped number
+    (``DE00 3704 0044 ...``): a digit group and a grouping precede it, and that group is neither
+    the end of the number just read (``last_end``) nor a port (``:8080 020 7946 0958``)."""
+    before = _GROUP_BEFORE.search(text, max(0, start - 9), start)
+    if before is None:
+        return False
+    return before.end("group") != last_end and not before.group("port")
+
+
+# A digit group and a grouping right before a position, and the colon of a port before it.
+_GROUP_BEFORE = re.compile(
+    r"(?P<port>(?<![0-9]):)?(?P<group>[0-9]+)(?:[-./ ]| [-/] )\Z",
+    re.ASCII,
+)
+
+
+def redact_later_phones(text: str) -> str:
+    """The phone numbers read after the card and SSN passes: ``00`` numbers after another digit
+    group, North American and national numbers. Shared with the reference reading."""
+    if "00" in text:
+        text = _redact_phones(text, _LATER_00_PHONE, _later_00_length)
+    text = _NANP_PHONE.sub(PHONE_TOKEN, text)
+    return _redact_phones(text, _NATIONAL_PHONE, _national_length) if "0" in text else text
 
 
 # A day, a month and a year of four digits, split alike by a dash, dot or slash.
 _DATE_FIRST = re.compile(r"[0-3]?[0-9]([-./])[0-3]?[0-9]\1(?:1[89]|20)[0-9]{2}(?![0-9])")
 
 
-def _international_phone(match: re.Match[str]) -> str:
-    """The token, but for a ``00`` number that is a bare digit run (an id far more often than a
-    dialled number: it needs a space) or that another digit group follows (as one may not come
-    before it: a longer grouped number, a card, whose later passes see it whole)."""
-    chunk = match.group()
-    if chunk.startswith("00") and (
-        chunk.isdigit() or _GROUP_AFTER.match(match.string, match.end()) is not None
-    ):
-        return chunk
-    if chunk.endswith(")") and chunk.count(")") > chunk.count("("):
-        return PHONE_TOKEN + ")"  # it closes the parenthesis the number was written in
-    return PHONE_TOKEN
-
-
-_GROUP_AFTER = re.compile(rf"{_GROUPING}[0-9]")
+def _international_length(chunk: str, digits: int) -> bool:
+    """Whether the start of an international match is a number: ``+`` and 8 to 15 digits, or
+    ``00`` and as many, not a bare digit run (an id far more often than a dialled number)."""
+    if chunk.startswith("+"):
+        return 8 <= digits <= 15
+    return _later_00_length(chunk, digits)
 
 
 def _redact_international_phones(text: str) -> str:
-    return _INTL_PHONE.sub(_international_phone, text) if "+" in text or "00" in text else text
+    """``+`` and ``00`` numbers, each to its end (``_phone_end``: ``+49-(30)-260500 (0176)...``
+    is two numbers); a ``00`` number that another digit group follows is left whole to the card
+    pass (as one may not come before it: a longer grouped number, a card), and read again by the
+    later phone pass."""
+    if "+" not in text and "00" not in text:
+        return text
+    return _redact_phones(text, _INTL_PHONE, _international_length, split_00=False)
 
 
-# What either form holds (its local number, its trunk 0 and groups), from a digit: one search
-# that tells a window without either (a date, a time) before the two passes run.
+# What any of the later forms holds (its local number, its trunk 0 and groups), from a digit:
+# one search that tells a window without one (a date, a time) before the passes run.
 _NANP_OR_NATIONAL = re.compile(
     rf"[0-9](?:[0-9]{{2}}\)? ?{_GROUPING}?[0-9]{{3}}{_GROUPING}?[0-9]{{4}}(?![0-9])"
-    rf"|(?<=(?<![0-9]){_not_a_later_group('')}0)[0-9]{{1,4}}\)?"
-    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9]))",
+    rf"|(?<=(?<![0-9])0)(?:0[1-9]|[0-9]{{1,4}}\)?(?:{_GROUPING}?[0-9]{{2,4}}){{2}}))",
     re.ASCII,
 )
 
@@ -667,8 +792,7 @@ _NANP_OR_NATIONAL = re.compile(
 def _redact_north_american_phones(text: str) -> str:
     if _NANP_OR_NATIONAL.search(text) is None:
         return text
-    text = _NANP_PHONE.sub(PHONE_TOKEN, text)
-    return _NATIONAL_PHONE.sub(_national_phone, text) if "0" in text else text
+    return redact_later_phones(text)
 
 
 # --- card numbers -------------------------------------------------------------------------------
@@ -907,5 +1031,5 @@ _WINDOW_PASSES: tuple[tuple[int, Callable[[str], str]], ...] = (
     (4, _redact_ipv4),  # 1.1.1.1
     (_CARD_MIN, _redact_cards),
     (9, _redact_ssns),
-    (10, _redact_north_american_phones),  # 10 digits; national numbers too
+    (9, _redact_north_american_phones),  # 10 digits; national and later 00 numbers from 9
 )
