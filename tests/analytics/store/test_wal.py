@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from support.store import tool_call
 
 from toolcall_spec.analytics.store import EventStore, open_store
+from toolcall_spec.analytics.store import wal as wal_module
 from toolcall_spec.analytics.store.base import UnstorableRowsError
 from toolcall_spec.analytics.store.layout import COLUMNS, Columns, Row
+from toolcall_spec.analytics.store.log_health import STALL_SECONDS, log_problems
 from toolcall_spec.analytics.store.wal import (
     CHECKPOINT,
     HEADER_BYTES,
@@ -406,3 +408,24 @@ def test_an_event_the_store_cannot_hold_is_left_out_counted_and_the_rest_loaded(
     assert bad["event_id"] in caplog.text
     assert refusing.writes < 2 * 200 // 10  # halves, not one write per event
     assert log.stats()["unstorable_events"] == 1
+
+
+def test_events_waiting_with_the_loader_not_moving_are_a_problem_health_names(
+    tmp_path: Path, store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loader whose every write fails (its state file included) can say nothing itself: the
+    writer sees its events wait with the loader not moving, and health names it."""
+    clock = Clock()
+    monkeypatch.setattr(wal_module.time, "monotonic", clock)
+    log = WriteAheadLog.open(tmp_path / "log")
+    log.append([record for record, _ in records(2)])
+    assert log.stats()["stalled_seconds"] == 0.0
+    clock.now += STALL_SECONDS + 1
+    waiting = log.stats()
+    assert waiting["stalled_seconds"] >= STALL_SECONDS
+    assert any("nothing loaded for" in problem for problem in log_problems("w", waiting))
+    load_all(log, store)
+    clock.now += wal_module.CHECK_SECONDS
+    assert log.stats()["stalled_seconds"] == 0.0
+    assert not log_problems("w", log.stats())
+    log.close()

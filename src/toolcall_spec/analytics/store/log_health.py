@@ -34,6 +34,10 @@ RECENT_RESTART_SECONDS = 60.0
 """A loader started again less than this long ago is reported: one that keeps ending (a crash
 loop) always is."""
 _LOG_FILES = ("writer.lock", "checkpoint.json", "durable")
+STALL_SECONDS = 5.0
+"""Events waiting this long with the loader not moving is a problem even when nothing says why
+(a loader whose every write fails, its state file included, can report nothing itself): a load
+is due within 1 s, and a failed one is retried within 5 s and says so."""
 _ERRORS = ("last_write_error", "last_load_error", "last_checkpoint_error")
 _LOST_COUNTS = {
     "quarantined_records": "records quarantined",
@@ -130,6 +134,12 @@ def log_problems(name: str, stats: dict[str, Any]) -> list[str]:
             problems.append(
                 f"{name}: {stats[key]} {what}" + (f" (last: {reason})" if reason else "")
             )
+    stalled = stats.get("stalled_seconds", 0)
+    if stalled >= STALL_SECONDS:
+        problems.append(
+            f"{name}: nothing loaded for {stalled:.0f} s while "
+            f"{stats.get('backlog_events', 0)} events wait (is the loader able to work?)"
+        )
     bound = stats.get("max_backlog_bytes")
     if bound and stats.get("backlog_bytes", 0) >= bound:
         problems.append(f"{name}: the log is full (the store is behind)")
@@ -138,6 +148,7 @@ def log_problems(name: str, stats: dict[str, Any]) -> list[str]:
 
 __all__ = [
     "LOADER_STATE",
+    "STALL_SECONDS",
     "file_stats",
     "is_log",
     "loader_problem",

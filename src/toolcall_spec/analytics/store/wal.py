@@ -447,6 +447,8 @@ class WriteAheadLog:
         """(segment, end of a record or group, events logged up to there), in log order."""
         self._events = 0
         self._loaded_mark = 0
+        self._waiting_since: float | None = None
+        """Since when events have waited with the loader not moving (``None``: none wait)."""
         self._checkpoint = Checkpoint()
         self._checked_at = 0.0
         self._lock = threading.Lock()
@@ -491,6 +493,7 @@ class WriteAheadLog:
         self._mark_fd = fs.open_fd(self.directory / DURABLE, os.O_RDWR | os.O_CREAT)
         self._fd = self._create_segment(numbers[-1])
         self._active = numbers[-1]
+        self._waiting_since = time.monotonic() if self._marks else None
         self._publish(self._active, self._ends[self._active])
         if self._published is None:
             raise OSError(errno.EIO, "cannot publish the durable end")
@@ -604,6 +607,8 @@ class WriteAheadLog:
                 self._events += count
                 self.appended_events += count
                 self._marks.append((number, end, self._events))
+                if self._waiting_since is None:
+                    self._waiting_since = time.monotonic()
             self.last_write_error = None
             self._publish(number, end)
             if end >= self.segment_bytes:
@@ -676,11 +681,14 @@ class WriteAheadLog:
             self._checked_at = now
             if self._published != (self._active, self._ends.get(self._active, 0)):
                 self._republish()
+            before = self._checkpoint.position
             self._checkpoint = loader_view(self.directory) or self._checkpoint
             with self._lock:
                 position = self._checkpoint.position
                 while self._marks and self._marks[0][:2] <= position:
                     self._loaded_mark = self._marks.popleft()[2]
+                if position != before or not self._marks:  # the loader moved: a fresh wait
+                    self._waiting_since = now if self._marks else None
                 for number in [n for n in self._ends if n < position[0]]:
                     del self._ends[number]  # loaded (and deleted, or soon, by the loader)
         return self._checkpoint
@@ -698,6 +706,7 @@ class WriteAheadLog:
         checkpoint and of a write here, and where the log is."""
         backlog = self.backlog_bytes()
         checkpoint = self._checkpoint
+        since = self._waiting_since
         return {
             "directory": str(self.directory),
             "backlog_bytes": backlog,
@@ -715,6 +724,7 @@ class WriteAheadLog:
             "rotation_error": self.rotation_error,
             "cut_bytes": self.cut_bytes,
             "segments": len(self._ends),
+            "stalled_seconds": round(time.monotonic() - since, 1) if since and backlog else 0.0,
         }
 
 
