@@ -6,6 +6,7 @@ and ``GET /v1/health`` reports the backlog."""
 from __future__ import annotations
 
 import errno
+import gzip
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from support.store import tool_call
 from toolcall_spec.analytics.store import EventStore, StoreError, open_store
 from toolcall_spec.analytics.store.layout import Columns, Row
 from toolcall_spec.analytics.store.wal import LogLoader, WriteAheadLog, start_loader_thread
+from toolcall_spec.filesystem import Call, intercepted
 from toolcall_spec.http.ingest_app import (
     EVENTS_PATH,
     HEALTH_PATH,
@@ -73,6 +75,18 @@ def serve(store: EventStore, log: WriteAheadLog) -> Iterator[BackgroundServer]:
     finally:
         stop()
         log.close()
+
+
+class SegmentWriteFails:
+    """The disk is full for the writer's next write to a segment (the loader, in a thread of
+    the same process, writes its own files meanwhile: they are left alone)."""
+
+    injected = False
+
+    def before(self, call: Call) -> None:
+        if call.op == "write" and str(call.path).endswith(".log") and not self.injected:
+            self.injected = True
+            raise OSError(errno.ENOSPC, "No space left on device (injected)")
 
 
 def post(server: BackgroundServer, events: list[Any]) -> httpx.Response:
@@ -164,14 +178,12 @@ def test_a_full_disk_answers_507_and_keeps_what_was_acknowledged(
     log = WriteAheadLog.open(tmp_path / "log")
     before, during, after = [tool_call(1)], [tool_call(2)], [tool_call(3)]
 
-    def no_space(fd: int, data: memoryview) -> int:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
     with serve(store, log) as server:
         assert post(server, before).status_code == 200
-        real_write, log.write_bytes = log.write_bytes, no_space
-        answer = post(server, during)
-        log.write_bytes = real_write
+        full = SegmentWriteFails()
+        with intercepted(full):
+            answer = post(server, during)
+        assert full.injected
         assert answer.status_code == 507
         assert answer.json()["error"]["code"] == "insufficient_storage"
         assert "the disk is full" in answer.json()["error"]["message"]
@@ -179,6 +191,33 @@ def test_a_full_disk_answers_507_and_keeps_what_was_acknowledged(
         report = wait_loaded(server)
     assert report["log"]["corrupt_records"] == 0
     assert set(stored_events(store)) == {before[0]["event_id"], after[0]["event_id"]}
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_batch_with_a_byte_order_mark_is_stored_and_stops_nothing(
+    store: SwitchableStore, tmp_path: Path, gzipped: bool
+) -> None:
+    """The intake reads a body that starts with a UTF-8 byte-order mark (RFC 8259 lets a reader
+    ignore it) and answers 200: the log must hold bytes the loader reads as the intake did.
+    Once, the body was logged as received, the loader died on it at every start, nothing after
+    it was stored, and health said ok."""
+    marked, later = [tool_call(1)], [[tool_call(2 + i)] for i in range(3)]
+    body = b"\xef\xbb\xbf" + orjson.dumps({"events": marked})
+    headers = dict(HEADERS)
+    if gzipped:
+        body, headers["Content-Encoding"] = gzip.compress(body), "gzip"
+    log = WriteAheadLog.open(tmp_path / "log")
+    with serve(store, log) as server:
+        answer = httpx.post(server.url + EVENTS_PATH, content=body, headers=headers, timeout=30)
+        assert answer.status_code == 200, answer.text
+        assert all(post(server, events).status_code == 200 for events in later)
+        report = wait_loaded(server)
+    sent = marked + [event for events in later for event in events]
+    assert set(stored_events(store)) == {event["event_id"] for event in sent}
+    assert report["status"] == "ok"
+    assert report["log"]["loaded_events"] == 4
+    assert (report["log"]["quarantined_records"], report["log"]["last_load_error"]) == (0, None)
 
 
 def test_health_without_a_log_names_the_engine(store: SwitchableStore) -> None:

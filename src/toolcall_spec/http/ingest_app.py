@@ -53,6 +53,7 @@ from toolcall_spec.analytics.store.wal import (
     WriteAheadLog,
     encode_batch_record,
     encode_record,
+    loggable_body,
 )
 from toolcall_spec.clock import utc_now
 from toolcall_spec.http.auth import bearer_token
@@ -176,7 +177,8 @@ class EventIntake:
         caller may acknowledge them. Otherwise the answer to send instead, nothing acknowledged:
         503 with ``Retry-After`` (the log is full: the engine is behind; or the store failed),
         507 (the disk is full). ``batch``: the batch body the events came from, when every event
-        in it was accepted as sent; the log keeps it as it is instead of encoding them again."""
+        in it was accepted as sent and the loader reads it as the intake did
+        (``loggable_body``); the log keeps it as it is instead of encoding them again."""
         if not events:
             return None
         try:
@@ -237,7 +239,8 @@ def create_ingest_app(settings: IngestSettings) -> Starlette:
         except BadEncodingError as exc:
             return _error(400, "invalid_encoding", str(exc))
         answer, events = accepted_events(raw)
-        problem = await intake.make_durable(project, events, raw if unchanged(answer) else None)
+        body = loggable_body(raw) if unchanged(answer) else None
+        problem = await intake.make_durable(project, events, body)
         return _answer(answer) if problem is None else problem
 
     async def get_health(request: Request) -> Response:

@@ -26,6 +26,7 @@ from toolcall_spec.analytics.store.wal import (
     MAX_LOAD_DELAY_SECONDS,
     MIN_LOAD_BYTES,
     QUIET_SECONDS,
+    STATE,
     LogError,
     LogFullError,
     LogLoader,
@@ -36,6 +37,7 @@ from toolcall_spec.analytics.store.wal import (
     encode_record,
     frame_at,
 )
+from toolcall_spec.filesystem import Call, FaultPlan, intercepted
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
 
@@ -185,21 +187,16 @@ def test_a_full_disk_fails_the_batch_and_keeps_what_was_acknowledged(
     log.append([batch[0][0]])
     size = segment(tmp_path / "log").stat().st_size
 
-    def no_space(*args: Any) -> Any:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    real_write, real_sync = log.write_bytes, log.sync
-    if call == "write":
-        log.write_bytes = no_space
-    else:
-        log.sync = no_space
-    with pytest.raises(LogWriteError) as failed:
+    full = FaultPlan(at=1, errno="ENOSPC", ops=frozenset({call}))
+    with intercepted(full), pytest.raises(LogWriteError) as failed:
         log.append([batch[1][0]])
+    assert full.injected
     assert failed.value.disk_full
     assert "disk is full" in str(failed.value)
+    assert "disk is full" in str(log.stats()["last_write_error"])
     assert segment(tmp_path / "log").stat().st_size == size  # nothing of the failed batch
-    log.write_bytes, log.sync = real_write, real_sync
     log.append([batch[2][0]])  # space again: the log goes on
+    assert log.stats()["last_write_error"] is None
     load_all(log, store)
     expected = {e["event_id"] for index in (0, 2) for e in batch[index][1]}
     assert stored_ids(store) == expected
@@ -255,7 +252,9 @@ def test_a_crash_between_load_and_checkpoint_loads_again_but_stores_once(
     log.append([data for data, _ in batch])
     load_all(log, store)
     log.close()
-    (tmp_path / "log" / CHECKPOINT).unlink()  # as if the process died before writing it
+    # as if the process died before writing either (the state is written after the checkpoint)
+    (tmp_path / "log" / CHECKPOINT).unlink()
+    (tmp_path / "log" / STATE).unlink()
     reopened = WriteAheadLog.open(tmp_path / "log")
     assert reopened.stats()["backlog_events"] == 12
     load_all(reopened, store)
@@ -289,13 +288,14 @@ def test_the_loader_never_reads_past_what_was_fsynced(tmp_path: Path, store: Eve
     loader = LogLoader(tmp_path / "log", store)
     seen: list[int] = []
 
-    def fsync_fails_while_loading(fd: int) -> None:
-        seen.append(loader.load_once())  # the loader runs between the write and the fsync
-        seen.append(loader.load_once())
-        raise OSError(errno.EIO, "Input/output error")
+    class FsyncFailsWhileLoading:
+        def before(self, call: Call) -> None:
+            if call.op == "fsync" and call.path is not None and call.path.endswith(".log"):
+                seen.append(loader.load_once())  # the loader runs between write and fsync
+                seen.append(loader.load_once())
+                raise OSError(errno.EIO, "Input/output error")
 
-    log.sync = fsync_fails_while_loading
-    with pytest.raises(LogWriteError) as failed:
+    with intercepted(FsyncFailsWhileLoading()), pytest.raises(LogWriteError) as failed:
         log.append([second[0]])
     assert not failed.value.disk_full
     assert seen == [3, 0]

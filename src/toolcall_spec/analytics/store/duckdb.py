@@ -1,7 +1,8 @@
 """The embedded engine: one DuckDB database file, zero setup.
 
-A write is one ``INSERT OR IGNORE ... SELECT`` from an Arrow table of the rows (the columns
-handed to DuckDB in one piece, each built by Arrow from a Python list: binding Python values
+A write is one ``INSERT OR IGNORE ... SELECT`` from an Arrow table of the rows (the first row of
+each key, ``first_of_each_key``: DuckDB 1.1 refuses a whole insert that holds a key twice; the
+columns handed to DuckDB in one piece, each built by Arrow from a Python list: binding Python values
 per row or per column costs far more), in one transaction; DuckDB writes the transaction to its
 write-ahead log at commit, so a batch is acknowledged only after it would survive the process
 being killed (the next open replays the log). One process opens a file for writing at a time;
@@ -23,7 +24,7 @@ import duckdb
 import pyarrow
 
 from toolcall_spec.analytics.store.base import EventStore, StoreError, UnstorableRowsError
-from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Columns, Row
+from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Columns, Row, first_of_each_key
 
 DDL = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
@@ -70,8 +71,9 @@ _BATCH_VIEW = "incoming_rows"
 _INSERT = f"INSERT OR IGNORE INTO {TABLE} ({', '.join(COLUMNS)}) SELECT * FROM {_BATCH_VIEW}"
 
 DEFAULT_MEMORY_LIMIT = "128MB"
-_VALUE_ERRORS = (duckdb.ConversionException, duckdb.OutOfRangeException)
-"""What DuckDB raises for a value its column cannot hold (the rows, not the engine)."""
+_VALUE_ERRORS = (duckdb.ConversionException, duckdb.OutOfRangeException, duckdb.ConstraintException)
+"""What DuckDB raises for rows it refuses whatever the retry (the rows, not the engine): a value
+its column cannot hold, a constraint the rows break. The loader writes such rows apart."""
 
 _UTC = pyarrow.timestamp("us", tz="UTC")
 _TIME_COLUMNS = frozenset(COLUMNS.index(name) for name in ("timestamp", "ingested_at"))
@@ -100,7 +102,7 @@ class DuckDBStore(EventStore):
         if not columns or not columns[0]:
             return
         try:
-            table = _arrow_table(columns)
+            table = _arrow_table(first_of_each_key(columns))
         except (pyarrow.ArrowException, OverflowError, TypeError, ValueError) as exc:
             raise UnstorableRowsError(f"{self.path}: a value does not fit: {exc}") from None
         with self._lock:

@@ -116,6 +116,19 @@ def joined(parts: Sequence[Columns]) -> Columns:
     return [[value for part in parts for value in part[index]] for index in range(len(COLUMNS))]
 
 
+def first_of_each_key(columns: Columns) -> Columns:
+    """``columns`` with only the first row of each key ``(project_id, event_id)``: the rule a
+    store applies to a key already stored, applied within one write too (a retried batch loaded
+    with its first send puts a key twice in one write; DuckDB 1.1 refuses such an insert
+    whole). The columns themselves when no key repeats (the common case: one pass)."""
+    keys = list(zip(columns[0], columns[1], strict=True))
+    if len(set(keys)) == len(keys):
+        return columns
+    first = {key: index for index, key in reversed(list(enumerate(keys)))}
+    kept = sorted(first.values())
+    return [[column[index] for index in kept] for column in columns]
+
+
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 

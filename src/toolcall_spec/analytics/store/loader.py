@@ -22,6 +22,7 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from toolcall_spec import filesystem
 from toolcall_spec.analytics.store import StoreError, open_store
 from toolcall_spec.analytics.store.wal import LogLoader, lock_file, run_loaders
 from toolcall_spec.processes import die_with_parent
@@ -48,6 +49,7 @@ def main(argv: list[str]) -> int:
         return 0
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
+    filesystem.declare_role("loader")  # a test's fault plan for the loader applies from here
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -66,8 +68,10 @@ def main(argv: list[str]) -> int:
         loaders = [LogLoader(log, store) for log in logs]
         print(READY, flush=True)
         run_loaders(loaders, stop, DRAIN_SECONDS)
+        for loader in loaders:
+            loader.close()
     for fd in locks:
-        os.close(fd)
+        filesystem.close(fd)
     return 0
 
 
