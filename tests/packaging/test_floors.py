@@ -187,5 +187,6 @@ def test_a_marker_is_kept_and_an_unknown_extra_is_named() -> None:
         floor_requirements(pyproject)
     pyproject["project"]["optional-dependencies"] = {"all": []}
     (pin,) = floor_requirements(pyproject)
-    assert Requirement(pin).marker is not None
-    assert Requirement(pin).marker.evaluate() == (sys.version_info < (3, 11))
+    marker = Requirement(pin).marker
+    assert marker is not None
+    assert marker.evaluate() == (sys.version_info < (3, 11))
