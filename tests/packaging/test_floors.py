@@ -147,6 +147,8 @@ def lowest_declared(texts: list[str], name: str) -> Version:
 def test_each_package_reachable_from_all_gets_one_pin_at_its_highest_declared_floor(
     pyproject: dict[str, Any],
 ) -> None:
+    """Generated projects (each example parses a few dozen requirements; 300 under CI can take
+    over 10 s on a loaded machine): the derivation against an independent reading."""
     project = pyproject["project"]
     extras = project["optional-dependencies"]
     reachable = closure(extras, "all")
