@@ -9,14 +9,21 @@ nox -s docs                mkdocs build --strict
 nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
 nox -s bench               benchmarks, as ratios against peers measured in the same run
 nox -s mcp_matrix          the MCP framework tests against each supported mcp / fastmcp pair
+nox -s floors              the store, ingest, MCP and CLI tests on the lowest declared dependencies
 nox -s peers               the telemetry peers side by side on one probe server (docs/peers.md)
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
+from pathlib import Path
 
 import nox
+
+# tests/support/floors.py derives the floors from pyproject.toml; the tests check it too.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
+from support.floors import floor_requirements, floors_test_tools, names, read_pyproject
 
 nox.options.sessions = ["generate", "lint", "typecheck", "test"]
 nox.options.reuse_existing_virtualenvs = True
@@ -150,6 +157,60 @@ def mcp_matrix(session: nox.Session, pair: str) -> None:
     versions = session.run("python", "-c", _VERSIONS_OF_THE_FRAMEWORKS, silent=True)
     session.log(f"mcp_matrix({pair}): {str(versions).strip()}")
     session.run("pytest", *PARALLEL, *tests, *session.posargs)
+
+
+FLOORS_TESTS = (
+    "tests/analytics/store",
+    "tests/analytics/test_ingest_batch.py",
+    "tests/analytics/test_ingest_jsonl.py",
+    "tests/analytics/test_ingest_parallel.py",
+    "tests/analytics/test_ingest_validator_differential.py",
+    "tests/http/test_ingest_endpoint.py",
+    "tests/http/test_ingest_log.py",
+    "tests/http/test_ingest_traces.py",
+    "tests/http/test_ingest_traces_log.py",
+    "tests/mcp_boundary",
+    "tests/cli",
+)
+"""What ``nox -s floors`` runs: the event store on both engines, the ingest paths (JSONL, the
+endpoint, its write-ahead log and loader, OTLP traces), the MCP boundary (instrument, record,
+serve-fixtures, with real clients) and the CLI."""
+
+FLOORS_LEFT_OUT = (
+    "tests/mcp_boundary/test_cassettes.py",
+    "tests/mcp_boundary/test_unsupported_frameworks.py",
+)
+"""Left out of ``nox -s floors``: test_cassettes.py, whose peer recorder mcp-recorder cannot be
+installed beside the floors (tests/support/floors.py, LEFT_OUT_TEST_TOOLS, says why; ``nox -s
+test`` runs it); test_unsupported_frameworks.py, which needs mcp 1.x (``nox -s mcp_matrix``)."""
+
+_INSTALLED_VERSIONS = (
+    "import importlib.metadata as m, sys; names = sys.argv[1:]; "
+    "found = {d.metadata['Name'].lower().replace('_', '-'): d.version for d in m.distributions()}; "
+    "print('\\n'.join(f'{n:40} {found.get(n, \"not installed\")}' for n in names))"
+)
+"""Prints the installed version of each package named on its command line."""
+
+
+@nox.session
+def floors(session: nox.Session) -> None:
+    """The package on its dependency floors: every runtime dependency and every dependency of
+    the ``all`` extra pinned with ``==`` to the lowest version pyproject.toml declares
+    (tests/support/floors.py), in one resolve with the test extra, so no floor can move; prints
+    the versions installed, then runs FLOORS_TESTS (less FLOORS_LEFT_OUT). The test tools are
+    the test extra's, the newest that install beside the floors.
+
+    It runs on the interpreter nox runs on; ``nox -s floors --force-python 3.10`` runs it on the
+    lowest Python the package declares, where one is installed (CI's machine has 3.11 only)."""
+    pyproject = read_pyproject(Path("pyproject.toml"))
+    pins = floor_requirements(pyproject)
+    session.install("-e", ".[all]", *pins, *floors_test_tools(pyproject))
+    _install_mcp_vcr(session)
+    if shutil.which("npm") is not None:
+        _npm_ci(session)
+    session.run("python", "-c", _INSTALLED_VERSIONS, *sorted(names(pins)))
+    left_out = [f"--ignore={path}" for path in FLOORS_LEFT_OUT]
+    session.run("pytest", *PARALLEL, "-m", "not faults", *left_out, *FLOORS_TESTS, *session.posargs)
 
 
 @nox.session

@@ -60,8 +60,10 @@ STRICT_DATE_TIME = (
 
 _UNSET = msgspec.UNSET
 _IGNORED_ANNOTATIONS = frozenset({"$schema", "$id", "title", "description", "$comment"})
-# TypeError: a line over the limit (None); RecursionError: nested deeper than msgspec decodes.
-_SETTLE_ERRORS = (msgspec.DecodeError, TypeError, RecursionError)
+# TypeError: a line over the limit (None); RecursionError: nested deeper than msgspec decodes;
+# UnicodeDecodeError: a string of invalid UTF-8, as msgspec before 0.23 reports it (0.23 raises
+# DecodeError). Each leaves the line to the exact path, which refuses it with its path.
+_SETTLE_ERRORS = (msgspec.DecodeError, TypeError, RecursionError, UnicodeDecodeError)
 
 
 class UnsupportedSchemaError(ValueError):

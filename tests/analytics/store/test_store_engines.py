@@ -4,7 +4,9 @@ and the same as the JSONL reader over the same events."""
 
 from __future__ import annotations
 
+import importlib.abc
 import io
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -234,6 +236,34 @@ def test_a_duckdb_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -
     bogus.write_text("not a database")
     with pytest.raises(StoreError, match="cannot open the DuckDB store"):
         open_store(str(bogus))
+
+
+class _BrokenEngine(importlib.abc.MetaPathFinder):
+    """Fails the import of one module as an installed but broken driver does: an ImportError
+    with no module name (pyarrow 14 under numpy 2: "numpy.core.multiarray failed to import")."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+        if fullname == self.module:
+            raise ImportError("numpy.core.multiarray failed to import")
+
+
+@pytest.mark.parametrize("url", ["duckdb://events.duckdb", "clickhouse://127.0.0.1:1/x"])
+def test_a_driver_that_fails_inside_its_import_is_named_by_what_failed(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store said "the store needs None" when the engine's driver was installed but broke."""
+    engine = "duckdb" if url.startswith("duckdb") else "clickhouse"
+    module = f"toolcall_spec.analytics.store.{engine}"
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    monkeypatch.setattr(sys, "meta_path", [_BrokenEngine(module), *sys.meta_path])
+    with pytest.raises(StoreError) as caught:
+        open_store(url)
+    assert "None" not in str(caught.value)
+    assert "numpy.core.multiarray failed to import" in str(caught.value)
+    assert "pip install 'toolcall-spec[store]'" in str(caught.value)
 
 
 def test_a_missing_server_skips_with_its_reason_but_fails_under_ci(

@@ -37,9 +37,10 @@ def open_store(url: str) -> EventStore:
             return ClickHouseStore.embedded(url)
         from toolcall_spec.analytics.store.duckdb import DuckDBStore  # noqa: PLC0415
     except ImportError as exc:
-        raise StoreError(
-            f"{url}: the store needs {exc.name}: pip install 'toolcall-spec[store]'"
-        ) from None
+        # No name: a driver that is installed failed inside its own import (pyarrow built
+        # against another numpy): what failed is the message.
+        needs = f"needs {exc.name}" if exc.name else f"cannot import its engine ({exc})"
+        raise StoreError(f"{url}: the store {needs}: pip install 'toolcall-spec[store]'") from None
     path, _, query = url.removeprefix(DUCKDB_SCHEME).partition("?")
     if not path:
         raise StoreError(f"{url}: no database file named (e.g. duckdb://events.duckdb)")
