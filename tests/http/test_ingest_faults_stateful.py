@@ -433,6 +433,7 @@ def small_disk(directory: Path) -> SmallDisk | None:
     return None
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-faults")
 @pytest.mark.faults
 def test_ingest_on_duckdb_through_faults(tmp_path_factory: pytest.TempPathFactory) -> None:
     """A state machine of real processes (3 runs of 10 steps; about a minute)."""

@@ -193,6 +193,7 @@ def test_a_full_disk_answers_507_and_keeps_what_was_acknowledged(
     assert set(stored_events(store)) == {before[0]["event_id"], after[0]["event_id"]}
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-quarantine")
 @pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
 @pytest.mark.parametrize("gzipped", [False, True])
 def test_a_batch_with_a_byte_order_mark_is_stored_and_stops_nothing(

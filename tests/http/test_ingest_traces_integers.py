@@ -210,6 +210,7 @@ def test_the_descriptors_give_every_kind_of_integer_field() -> None:
     assert len(FIELDS) >= 25
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.otlp.malformed-integer")
 @NOT_A_TRACE
 @pytest.mark.parametrize("item", FIELDS, ids=field_id)
 def test_a_malformed_integer_is_400_with_its_path(

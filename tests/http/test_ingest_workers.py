@@ -106,6 +106,7 @@ def workers_option(count: int) -> tuple[str, ...]:
     return ("--workers", str(count)) if count > 1 else ()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.layout-change")
 @pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
 @pytest.mark.parametrize(("before", "after"), [(3, 1), (1, 2)], ids=["3-to-1", "1-to-2"])
 def test_a_restart_with_another_worker_count_loads_every_earlier_log(
@@ -130,6 +131,7 @@ def test_a_restart_with_another_worker_count_loads_every_earlier_log(
     assert acknowledged <= set(ids)  # every acknowledged event
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.workers-supervised")
 def test_a_killed_worker_is_replaced_and_every_worker_killed_ends_non_zero(
     keys_file: Path, tmp_path: Path
 ) -> None:
@@ -152,6 +154,7 @@ def test_a_killed_worker_is_replaced_and_every_worker_killed_ends_non_zero(
     assert "every worker ended (killed by SIGKILL)" in errors
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.workers-supervised")
 def test_a_stopped_service_ends_0_and_a_killed_worker_is_no_stop(
     keys_file: Path, tmp_path: Path
 ) -> None:
@@ -174,6 +177,7 @@ def health(url: str, key: str | None) -> httpx.Response:
     return httpx.get(url + HEALTH_PATH, headers=headers, timeout=10)
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.health-keyed")
 @pytest.mark.parametrize("workers", [1, 2])
 def test_health_details_need_a_key_and_never_name_an_absolute_path(
     keys_file: Path, tmp_path: Path, workers: int
@@ -199,6 +203,7 @@ def test_health_details_need_a_key_and_never_name_an_absolute_path(
         service.stop()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.health-keyed")
 def test_health_tells_a_killed_loader_with_its_reason(keys_file: Path, tmp_path: Path) -> None:
     service = Service(str(tmp_path / "events.duckdb"), keys_file, tmp_path / "log")
     try:

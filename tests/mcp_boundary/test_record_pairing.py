@@ -88,6 +88,7 @@ def http_case(url: str, shape: str, sse: bool) -> list[tuple[str, list[dict[str,
 SHAPES = ["two session-less clients", "one session, two POSTs", "one batch"]
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.record.paired-by-exchange")
 @PAIRED
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "event-stream"])
 @pytest.mark.parametrize("shape", SHAPES)
@@ -114,6 +115,7 @@ def test_http_requests_with_equal_ids_are_each_paired_with_their_own_answer(
     assert calls == [("first", "first"), ("second", "second")], log.read_text("utf-8")
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.record.paired-by-exchange")
 @PAIRED
 def test_stdio_requests_with_equal_ids_are_paired_in_send_order_and_kept_in_send_order(
     tmp_path: Path,

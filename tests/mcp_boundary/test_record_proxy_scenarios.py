@@ -293,6 +293,7 @@ def check(scenario: Scenario, seen: list[Any], status: int, stderr: str, out: Pa
                 assert echoed(entry["response"]) == entry["args"]["tag"], entry
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.record.paired-by-exchange")
 @settings(max_examples=12)  # about 40 to 70 s on 2 busy cores: the faults session's budget
 @given(scenario=scenarios())
 def test_the_recording_proxy_keeps_its_promises_through_faults(

@@ -31,6 +31,7 @@ def write_some(store: ClickHouseStore, first: int) -> None:
     store.write_columns(event_columns(events, "p", datetime.now(timezone.utc)))
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.clickhouse-durable-insert")
 def test_every_insert_is_fsynced_where_the_engine_can(tmp_path: Path) -> None:
     pytest.importorskip("chdb", reason="chdb-core (the current ClickHouse engine) is missing")
     url = f"chdb://{tmp_path / 'chdb'}"
@@ -56,6 +57,7 @@ def test_every_insert_is_fsynced_where_the_engine_can(tmp_path: Path) -> None:
         assert store.count() == 150
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.clickhouse-durable-insert")
 def test_an_engine_without_the_setting_is_named_and_the_loader_warns(
     clickhouse_base_url: str, tmp_path: Path
 ) -> None:

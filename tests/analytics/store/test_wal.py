@@ -410,6 +410,7 @@ def test_an_event_the_store_cannot_hold_is_left_out_counted_and_the_rest_loaded(
     assert log.stats()["unstorable_events"] == 1
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.health-keyed")
 def test_events_waiting_with_the_loader_not_moving_are_a_problem_health_names(
     tmp_path: Path, store: EventStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -164,6 +164,7 @@ def test_every_poison_is_unreadable_to_the_loader() -> None:
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-quarantine")
 @given(written=logs_with_poison(), restart_at=st.integers(0, 30))
 def test_a_record_the_loader_cannot_read_is_quarantined_once_and_loading_goes_on(
     tmp_path_factory: Any, written: list[tuple[str | None, bytes, list[str]]], restart_at: int
@@ -201,6 +202,7 @@ def test_a_record_the_loader_cannot_read_is_quarantined_once_and_loading_goes_on
 # --- a rotation that fails after a durable group -------------------------------------------
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-faults")
 @pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
 @pytest.mark.parametrize("op", ["open", "dirsync"])
 @pytest.mark.parametrize("code", ["ENOSPC", "EDQUOT", "EMFILE"])
@@ -233,6 +235,7 @@ def test_a_rotation_that_fails_never_fails_a_durable_group_nor_loses_a_later_one
 # --- a checkpoint that cannot be written ------------------------------------------------------
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-faults")
 @pytest.mark.requirement("toolcall-spec.requirement.store.log-disk-full")
 @pytest.mark.parametrize("op", ["open", "write", "fsync", "rename", "dirsync"])
 def test_a_checkpoint_that_cannot_be_written_stops_nothing_and_deletes_nothing_early(

@@ -117,6 +117,7 @@ def _produce(log: WriteAheadLog, run: WriterRun, number: int, crashed: list[Base
             break
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-faults")
 @pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
 def test_the_writer_keeps_every_acknowledged_append_at_every_fault(
     fast_dir: Path, record_property: Callable[[str, object], None]
@@ -239,6 +240,7 @@ def _load(directory: Path, store: EventStore, tries: int = 3) -> None:
         loader.close()
 
 
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-faults")
 @pytest.mark.requirement("toolcall-spec.requirement.store.log-replayed")
 def test_the_loader_loads_everything_once_and_quarantines_once_at_every_fault(
     fast_dir: Path,

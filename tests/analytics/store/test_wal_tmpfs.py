@@ -65,6 +65,7 @@ def mount_tmpfs(tmp_path: Path) -> Iterator[object]:
     [("256k", 64, 48 * 1024), ("4m", 12, 4 * 1024)],
     ids=["no-block-left", "no-inode-left"],
 )
+@pytest.mark.requirement("toolcall-spec.requirement.store.log-faults")
 def test_a_log_that_fills_its_disk_refuses_then_drains_and_loses_nothing(
     mount_tmpfs: object, tmp_path: Path, size: str, inodes: int, segment_bytes: int
 ) -> None:
