@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from support.store import Service, free_port, tool_call
+from support.store import free_port, start_service_on, tool_call, write_keys_file
 
 from toolcall_spec.analytics.sinks import IngestPostSink, retry_after_seconds
 
@@ -24,18 +24,7 @@ PROJECT, KEY = "py-project", "py-key-0123456789"
 
 @pytest.fixture
 def keys_file(tmp_path: Path) -> Path:
-    path = tmp_path / "keys.json"
-    path.write_text(json.dumps({PROJECT: KEY}))
-    return path
-
-
-def start(store: str, keys_file: Path, port: int, log_dir: Path) -> Service:
-    for _ in range(50):
-        try:
-            return Service(store, keys_file, log_dir, ("--port", str(port)))
-        except AssertionError:  # the port a killed process held may take a moment
-            time.sleep(0.2)
-    raise AssertionError(f"serve-ingest did not start again on port {port}")
+    return write_keys_file(tmp_path, PROJECT, KEY)
 
 
 def events(count: int) -> list[dict[str, Any]]:
@@ -49,7 +38,7 @@ def test_the_sink_survives_the_endpoint_going_away_and_coming_back(
     from toolcall_spec.analytics.store import open_store
 
     store, log_dir, port = str(tmp_path / "events.duckdb"), tmp_path / "log", free_port()
-    service = start(store, keys_file, port, log_dir)
+    service = start_service_on(store, keys_file, port, log_dir)
     sink = IngestPostSink(
         f"http://127.0.0.1:{port}/v1/events", KEY, timeout=20, min_backoff=0.02, max_backoff=0.3
     )
@@ -64,7 +53,7 @@ def test_the_sink_survives_the_endpoint_going_away_and_coming_back(
         # A write that waited on the network would take a request timeout (20 s) at least.
         assert time.perf_counter() - started < 10.0
         time.sleep(1.0)
-        service = start(store, keys_file, port, log_dir)
+        service = start_service_on(store, keys_file, port, log_dir)
         for event in made[:100]:  # sent again, as after an answer that was lost
             sink(event)
         sink.close()

@@ -17,10 +17,11 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from support.store import store_url_of, write_keys_file
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
 
-from support.store import Service, fresh_database_url, tool_call
+from support.store import Service, tool_call
 
 from toolcall_spec.analytics.store import open_store
 from toolcall_spec.analytics.store.log_health import file_stats, is_log
@@ -33,16 +34,12 @@ HEADERS = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
 
 @pytest.fixture(params=["duckdb", "clickhouse"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "duckdb":
-        return str(tmp_path / "events.duckdb")
-    return fresh_database_url(request.getfixturevalue("clickhouse_base_url"))
+    return store_url_of(request.param, request, tmp_path)
 
 
 @pytest.fixture
 def keys_file(tmp_path: Path) -> Path:
-    path = tmp_path / "keys.json"
-    path.write_text(json.dumps({"project-a": KEY}))
-    return path
+    return write_keys_file(tmp_path, "project-a", KEY)
 
 
 def descendants(pid: int) -> Iterator[tuple[int, str]]:

@@ -207,6 +207,31 @@ def _loaded(health: dict[str, Any]) -> bool:
     return not any(log.get("backlog_bytes") or log.get("backlog_events") for log in logs)
 
 
+def write_keys_file(directory: Path, project: str, key: str) -> Path:
+    """A ``--keys-file`` in ``directory`` giving ``project`` the bearer key ``key``."""
+    path = directory / "keys.json"
+    path.write_text(json.dumps({project: key}))
+    return path
+
+
+def store_url_of(engine: str, request: Any, tmp_path: Path) -> str:
+    """A fresh store of ``engine`` (``duckdb``: a file in ``tmp_path``; ``clickhouse``: a new
+    database on the session's server, from the ``clickhouse_base_url`` fixture)."""
+    if engine == "duckdb":
+        return str(tmp_path / "events.duckdb")
+    return fresh_database_url(request.getfixturevalue("clickhouse_base_url"))
+
+
+def start_service_on(store: str, keys_file: Path, port: int, log_dir: Path) -> Service:
+    """``serve-ingest`` on ``port``, tried again while a killed process's port is not free yet."""
+    for _ in range(50):
+        try:
+            return Service(store, keys_file, log_dir, ("--port", str(port)))
+        except AssertionError:
+            time.sleep(0.2)
+    raise AssertionError(f"serve-ingest did not start again on port {port}")
+
+
 def fresh_database_url(base: str) -> str:
     """A database of its own for one test (created by the store on open), on a server
     (``clickhouse://host:port``) or on chDB (``chdb://PATH``)."""

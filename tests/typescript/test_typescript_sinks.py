@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.store import start_service_on, write_keys_file
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
 
 from support.node import tool
 from support.repo import REPO
-from support.store import Service, free_port
+from support.store import free_port
 
 from toolcall_spec.analytics.store import open_store
 
@@ -62,19 +63,7 @@ class Driver:
 
 @pytest.fixture
 def keys_file(tmp_path: Path) -> Path:
-    path = tmp_path / "keys.json"
-    path.write_text(json.dumps({PROJECT: KEY}))
-    return path
-
-
-def start(store: str, keys_file: Path, port: int, log_dir: Path) -> Service:
-    """serve-ingest on ``port`` (a port just freed by a killed process may take a moment)."""
-    for _ in range(50):
-        try:
-            return Service(store, keys_file, log_dir, ("--port", str(port)))
-        except AssertionError:
-            time.sleep(0.2)
-    raise AssertionError(f"serve-ingest did not start again on port {port}")
+    return write_keys_file(tmp_path, PROJECT, KEY)
 
 
 def stored_ids(store: str) -> list[str]:
@@ -86,7 +75,7 @@ def test_the_http_sink_survives_the_endpoint_going_away_and_coming_back(
     keys_file: Path, tmp_path: Path
 ) -> None:
     store, log_dir, port = str(tmp_path / "events.duckdb"), tmp_path / "log", free_port()
-    service = start(store, keys_file, port, log_dir)
+    service = start_service_on(store, keys_file, port, log_dir)
     driver = Driver(f"http://127.0.0.1:{port}/v1/events", FAST_RETRIES)
     try:
         assert driver.send(write=300)["ms"] < BLOCKED_MS  # buffered, not sent on the caller's time
@@ -97,7 +86,7 @@ def test_the_http_sink_survives_the_endpoint_going_away_and_coming_back(
         assert away["ms"] < BLOCKED_MS
         time.sleep(1.0)
         assert driver.send(flush=100)["done"] is False  # still held, retried, not dropped
-        service = start(store, keys_file, port, log_dir)
+        service = start_service_on(store, keys_file, port, log_dir)
         driver.send(resend=100)  # a batch sent twice, as after a lost answer
         answer = driver.close()
         service.wait_loaded()

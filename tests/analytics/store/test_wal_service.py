@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import random
 import signal
@@ -23,7 +22,7 @@ import httpx
 import orjson
 import pytest
 from support.cli import run_cli
-from support.store import Service, fresh_database_url, tool_call
+from support.store import Service, fresh_database_url, store_url_of, tool_call, write_keys_file
 
 from toolcall_spec.analytics.metrics import jsonl_error_metrics
 from toolcall_spec.analytics.store import open_store
@@ -39,16 +38,12 @@ EVENTS_PER_BATCH = 20
 
 @pytest.fixture(params=["duckdb", "clickhouse"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "duckdb":
-        return str(tmp_path / "events.duckdb")
-    return fresh_database_url(request.getfixturevalue("clickhouse_base_url"))
+    return store_url_of(request.param, request, tmp_path)
 
 
 @pytest.fixture
 def keys_file(tmp_path: Path) -> Path:
-    path = tmp_path / "keys.json"
-    path.write_text(json.dumps({PROJECT: KEY}))
-    return path
+    return write_keys_file(tmp_path, PROJECT, KEY)
 
 
 class Traffic:
