@@ -6,8 +6,8 @@ the one before (a token holds no digit and no ``@``, so a later pass never match
 1. secrets: JWTs, cloud access key ids (``AKIA...``), ``sk-``/``ghp_``-style API keys, the
    credentials after ``Bearer``/``Basic`` -> ``[SECRET_REDACTED]``; ``user:pass@`` in a URL ->
    ``[SECRET_REDACTED]@``
-2. e-mail addresses (every character RFC 5322 allows in a local part but ``/``, quoted local
-   parts, IP-literal and ``xn--`` domains too) -> ``[EMAIL_REDACTED]``
+2. e-mail addresses (every character RFC 5322 allows in a local part, quoted local parts with
+   quoted pairs, IP-literal and ``xn--`` domains too) -> ``[EMAIL_REDACTED]``
 3. IPv6 addresses -> ``[IP_REDACTED]``
 4. IBANs (any case, spaces or dashes) whose mod-97 checksum holds -> ``[IBAN_REDACTED]``
 5. international phone numbers (``+`` or ``00`` and 8 to 15 digits) -> ``[PHONE_REDACTED]``
@@ -42,14 +42,17 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
 - A phone number is a ``+``/``00`` international number (a ``00`` one not followed by another
   digit group: that is a longer grouped number), a North American 3-3-4 number (a bare
   10-digit run too: Yavio redacts it, and privacy wins over keeping a timestamp readable), or a
-  national number: a trunk ``0``, 10 or 11 digits in groups (``07096 311647``,
-  ``020 7946 0958``, ``06 12 34 56 78``, ``030/1234567``, ``(030) 1234 5678``) that does not
-  start with a date (``05/12/2026 18:30``). The groups of every phone number are split by a
-  space, dash, dot or slash, or by `` - `` or `` / ``.
+  national number: a trunk ``0`` and a non-zero digit, 10 to 12 digits in groups or 9 with a
+  separator (``07096 311647``, ``020 7946 0958``, ``06 12 34 56 78``, ``030/260500``,
+  ``(030) 260500``, ``0151 12345678``) that does not start with a date (``05/12/2026 18:30``).
+  The groups of every phone number are split by a space, dash, dot or slash, or by `` - `` or
+  `` / ``. A number may follow a port or the number just read; where a match runs into the next
+  number it ends before the group that starts it (``_phone_end``). A window whose first reading
+  leaves digits is read again with the phones first; the reading leaving fewer digits wins.
 - An e-mail local part holds letters, digits and RFC 5322's other characters (``&``, ``{``,
-  ``'``, ``+``, ``=``, ...) but ``/`` (a path or URL before the address); an apostrophe after
-  anything but a letter or digit quotes the address and stays (``value='max@...'``). So a key
-  written right before an address (``to=bob@example.com``) goes with it.
+  ``'``, ``+``, ``=``, ``/``, ...); after ``://`` the host stays; an apostrophe after anything
+  but a letter or digit quotes the address and stays (``value='max@...'``). So a key written
+  right before an address (``to=bob@example.com``) goes with it.
 - An IPv4 address is four dotted octets 0-255 not glued to more dotted digits (``1.2.3.4.5`` is a
   version string). An IPv6 address is a token (not glued to a word) the standard library parses
   as one and that has a decimal digit, a group of four hex digits or all eight groups (so
@@ -697,8 +700,8 @@ def _phone_end(
         return match.end() if closes else start + end
     if not split:
         return None
-    end = opening if opening is not None else best
-    return None if end is None else start + end
+    chosen = opening if opening is not None else best
+    return None if chosen is None else start + chosen
 
 
 # After a match: more of its chain (a closing parenthesis or a separator, then a digit).
