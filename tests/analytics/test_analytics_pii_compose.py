@@ -7,6 +7,8 @@ country spec/analytics.md names in every grouping, and local parts with every RF
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import assume, example, given, settings
 from support.strategies.pii_items import Item, Message, leaks, messages, separators
@@ -59,5 +61,14 @@ def test_two_cleaned_messages_joined_by_any_separator_are_cleaned(
     assume(not leaks(first, strip_pii(first.text)))
     assume(not leaks(second, strip_pii(second.text)))
     joined = first + separator[1] + second
+    # The documented trade-off: a key glued to a word by a dash is that word's tail
+    # (``task-sk-...``, ``https://example.com-sk-...``), kept.
+    assume(
+        not (
+            second.items[0].kind == "secret"
+            and re.search(r"[A-Za-z]-\Z", first.text + separator[1].text)
+            and second.text == second.items[0].text
+        )
+    )
     stripped = strip_pii(joined.text)
     assert not leaks(joined, stripped), (separator[0], stripped)

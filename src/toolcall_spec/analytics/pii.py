@@ -244,12 +244,12 @@ def _secret(match: re.Match[str]) -> str:
     """The token, unless the match is glued to the word before it (``task-...``, ``xAKIA...``):
     then it is the tail of another word. A JWT is one whatever precedes it (``error-eyJ...``
     was kept): no word ends in a base64url JSON header and two more dotted parts."""
-    start = match.start()
-    glued = (
-        start > 0
-        and _GLUE.match(match.string, start - 1) is not None
-        and not match.string.startswith("eyJ", start)
-    )
+    start, text = match.start(), match.string
+    before = text[max(0, start - 2) : start]
+    # Glued: a letter, digit or underscore before it, or a dash after a letter (a word's dash,
+    # not a number's: ``0000-sk-...`` kept the key).
+    glued = _GLUE.match(before[-1:]) is not None and (before[-1:] != "-" or before[:1].isalpha())
+    glued = glued and not text.startswith("eyJ", start)
     return match.group() if glued else SECRET_TOKEN
 
 
@@ -683,15 +683,16 @@ def _phone_end(
     chunk = match.group()
     best = opening = None
     digits = end = 0
+    goes_on = _CHAIN_GOES_ON.match(text, match.end()) is not None
     for group in _DIGITS.finditer(chunk):
         digits += group.end() - group.start()
         end = group.end()
         if not valid(chunk[:end], digits):
             continue
         best = end
-        if _opens_a_number(text, start + end):
+        if goes_on and split and _opens_a_number(text, start + end):  # only a split needs one
             opening = end
-    if _CHAIN_GOES_ON.match(text, match.end()) is None:
+    if not goes_on:
         if best != end:
             return None
         # A closing parenthesis the number opened goes with it; one it did not open stays
