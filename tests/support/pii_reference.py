@@ -50,10 +50,12 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     _prefix_sums,
     _redact_ipv6,
     _redact_phones,
+    _redact_phones_anywhere,
     _replace_spans,
     _secret,
     _special_email_spans,
     is_plausible_ssn,
+    read_window,
     redact_later_phones,
 )
 
@@ -175,7 +177,7 @@ def _redact_ipv4(text: str) -> str:
 # "+" or "00" and 8 to 15 digits (E.164), single separators and parentheses allowed between; not
 # a later group of a longer grouped number (``DE00 3704 0044 ...``).
 _INTL_PHONE = re.compile(
-    rf"(?<![0-9+])(?:\+|(?<![0-9][-./ ])(?<![0-9] [-/] )00)[1-9](?:{_GROUPING}?\(?[0-9]\)?){{7,14}}"
+    rf"(?<![0-9])(?:\+|(?<![0-9][-./ ])(?<![0-9] [-/] )00)[1-9](?:{_GROUPING}?\(?[0-9]\)?){{7,14}}"
     r"(?![0-9])",
     re.ASCII,
 )
@@ -266,7 +268,8 @@ def _redact_cards(text: str) -> str:
 # A digit first (the lookbehind after it reads the character before the match), so the engine
 # skips every position without a digit.
 _SSN_DASHED = re.compile(
-    r"[0-9](?<![0-9.][0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII
+    r"[0-9](?<![0-9][0-9])(?<![0-9]\.[0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}(?![0-9])",
+    re.ASCII,
 )
 _SSN_PLAIN = re.compile(r"[0-9](?<![0-9][0-9])[0-9]{2}( ?)[0-9]{2}\1[0-9]{4}(?![0-9])", re.ASCII)
 
@@ -305,10 +308,7 @@ def _digit_passes(text: str) -> str:
     out: list[str] = []
     cursor = 0
     for start, end, longest in _windows(text):
-        piece = text[start:end]
-        for shortest, redact in _WINDOW_PASSES:
-            if longest >= shortest:
-                piece = redact(piece)
+        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _PHONES_FIRST)
         out += (text[cursor:start], piece)
         cursor = end
     if not out:
@@ -346,9 +346,16 @@ _PASSES: tuple[Callable[[str], str], ...] = (
     _digit_passes,
 )
 _WINDOW_PASSES: tuple[tuple[int, Callable[[str], str]], ...] = (
+    (4, _redact_ipv4),  # 1.1.1.1; first, so a phone number cannot run into an address
     (8, _redact_international_phones),  # 8 digits at least
-    (4, _redact_ipv4),  # 1.1.1.1
     (_CARD_MIN, _redact_cards),
     (9, _redact_ssns),
     (9, _redact_north_american_phones),  # national numbers from 9 digits
+)
+_PHONES_FIRST: tuple[tuple[int, Callable[[str], str]], ...] = (
+    _WINDOW_PASSES[0],
+    _WINDOW_PASSES[1],
+    (9, _redact_phones_anywhere),
+    _WINDOW_PASSES[3],
+    _WINDOW_PASSES[2],
 )

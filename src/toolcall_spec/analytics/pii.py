@@ -6,8 +6,8 @@ the one before (a token holds no digit and no ``@``, so a later pass never match
 1. secrets: JWTs, cloud access key ids (``AKIA...``), ``sk-``/``ghp_``-style API keys, the
    credentials after ``Bearer``/``Basic`` -> ``[SECRET_REDACTED]``; ``user:pass@`` in a URL ->
    ``[SECRET_REDACTED]@``
-2. e-mail addresses (every character RFC 5322 allows in a local part but ``/``, quoted local
-   parts, IP-literal and ``xn--`` domains too) -> ``[EMAIL_REDACTED]``
+2. e-mail addresses (every character RFC 5322 allows in a local part, quoted local parts with
+   quoted pairs, IP-literal and ``xn--`` domains too) -> ``[EMAIL_REDACTED]``
 3. IPv6 addresses -> ``[IP_REDACTED]``
 4. IBANs (any case, spaces or dashes) whose mod-97 checksum holds -> ``[IBAN_REDACTED]``
 5. international phone numbers (``+`` or ``00`` and 8 to 15 digits) -> ``[PHONE_REDACTED]``
@@ -42,14 +42,17 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
 - A phone number is a ``+``/``00`` international number (a ``00`` one not followed by another
   digit group: that is a longer grouped number), a North American 3-3-4 number (a bare
   10-digit run too: Yavio redacts it, and privacy wins over keeping a timestamp readable), or a
-  national number: a trunk ``0``, 10 or 11 digits in groups (``07096 311647``,
-  ``020 7946 0958``, ``06 12 34 56 78``, ``030/1234567``, ``(030) 1234 5678``) that does not
-  start with a date (``05/12/2026 18:30``). The groups of every phone number are split by a
-  space, dash, dot or slash, or by `` - `` or `` / ``.
+  national number: a trunk ``0`` and a non-zero digit, 10 to 12 digits in groups or 9 with a
+  separator (``07096 311647``, ``020 7946 0958``, ``06 12 34 56 78``, ``030/260500``,
+  ``(030) 260500``, ``0151 12345678``) that does not start with a date (``05/12/2026 18:30``).
+  The groups of every phone number are split by a space, dash, dot or slash, or by `` - `` or
+  `` / ``. A number may follow a port or the number just read; where a match runs into the next
+  number it ends before the group that starts it (``_phone_end``). A window whose first reading
+  leaves digits is read again with the phones first; the reading leaving fewer digits wins.
 - An e-mail local part holds letters, digits and RFC 5322's other characters (``&``, ``{``,
-  ``'``, ``+``, ``=``, ...) but ``/`` (a path or URL before the address); an apostrophe after
-  anything but a letter or digit quotes the address and stays (``value='max@...'``). So a key
-  written right before an address (``to=bob@example.com``) goes with it.
+  ``'``, ``+``, ``=``, ``/``, ...); after ``://`` the host stays; an apostrophe after anything
+  but a letter or digit quotes the address and stays (``value='max@...'``). So a key written
+  right before an address (``to=bob@example.com``) goes with it.
 - An IPv4 address is four dotted octets 0-255 not glued to more dotted digits (``1.2.3.4.5`` is a
   version string). An IPv6 address is a token (not glued to a word) the standard library parses
   as one and that has a decimal digit, a group of four hex digits or all eight groups (so
@@ -241,12 +244,12 @@ def _secret(match: re.Match[str]) -> str:
     """The token, unless the match is glued to the word before it (``task-...``, ``xAKIA...``):
     then it is the tail of another word. A JWT is one whatever precedes it (``error-eyJ...``
     was kept): no word ends in a base64url JSON header and two more dotted parts."""
-    start = match.start()
-    glued = (
-        start > 0
-        and _GLUE.match(match.string, start - 1) is not None
-        and not match.string.startswith("eyJ", start)
-    )
+    start, text = match.start(), match.string
+    before = text[max(0, start - 2) : start]
+    # Glued: a letter, digit or underscore before it, or a dash after a letter (a word's dash,
+    # not a number's: ``0000-sk-...`` kept the key).
+    glued = _GLUE.match(before[-1:]) is not None and (before[-1:] != "-" or before[:1].isalpha())
+    glued = glued and not text.startswith("eyJ", start)
     return match.group() if glued else SECRET_TOKEN
 
 
@@ -620,7 +623,7 @@ def _not_a_later_group(first: str) -> str:
 # a later group of a longer grouped number (``DE00 3704 0044 ...``). Its first character comes
 # first (the lookbehinds after it read what precedes), so the engine skips to a "+" or "0".
 _INTL_PHONE = re.compile(
-    rf"[+0](?<![0-9+][+0])(?:(?<=\+)|(?<=0){_not_a_later_group('0')}0)"
+    rf"[+0](?<![0-9][+0])(?:(?<=\+)|(?<=0){_not_a_later_group('0')}0)"
     rf"[1-9](?:{_GROUPING}?\(?[0-9]\)?){{7,14}}(?![0-9])",
     re.ASCII,
 )
@@ -680,15 +683,16 @@ def _phone_end(
     chunk = match.group()
     best = opening = None
     digits = end = 0
+    goes_on = _CHAIN_GOES_ON.match(text, match.end()) is not None
     for group in _DIGITS.finditer(chunk):
         digits += group.end() - group.start()
         end = group.end()
         if not valid(chunk[:end], digits):
             continue
         best = end
-        if _NUMBER_OPENS.match(text, start + end) is not None:
+        if goes_on and split and _opens_a_number(text, start + end):  # only a split needs one
             opening = end
-    if _CHAIN_GOES_ON.match(text, match.end()) is None:
+    if not goes_on:
         if best != end:
             return None
         # A closing parenthesis the number opened goes with it; one it did not open stays
@@ -697,29 +701,60 @@ def _phone_end(
         return match.end() if closes else start + end
     if not split:
         return None
-    end = opening if opening is not None else best
-    return None if end is None else start + end
+    chosen = opening if opening is not None else best
+    return None if chosen is None else start + chosen
 
 
 # After a match: more of its chain (a closing parenthesis or a separator, then a digit).
 _CHAIN_GOES_ON = re.compile(rf"\)?{_GROUPING}?\(?[0-9]", re.ASCII)
-# After a number's last digit: a separator, and the first character of another number.
-_NUMBER_OPENS = re.compile(rf"{_GROUPING}?(?:[(+]|0[1-9]|00[1-9])", re.ASCII)
+
+
+def _opens_a_number(text: str, position: int) -> bool:
+    """Whether, after a separator, a whole number starts at ``position``: a ``+``, or one a
+    phone pattern reads there with as many digits as its form allows."""
+    separator = _SEPARATOR_AFTER.match(text, position)
+    at = separator.end() if separator is not None else position
+    if text.startswith("+", at) or _NANP_PHONE.match(text, at) is not None:
+        return True
+    starts = (at, at + 1) if text.startswith("(", at) else (at,)  # "(0044 ...": past it too
+    for pattern, valid in _NUMBER_FORMS:
+        for start in starts:
+            match = pattern.match(text, start)
+            if match is not None and _has_a_number(match.group(), valid):
+                return True
+    return False
+
+
+def _has_a_number(chunk: str, valid: Callable[[str, int], bool]) -> bool:
+    digits = 0
+    for group in _DIGITS.finditer(chunk):
+        digits += group.end() - group.start()
+        if valid(chunk[: group.end()], digits):
+            return True
+    return False
+
+
+_SEPARATOR_AFTER = re.compile(r"\)?(?: [-/] |[-./ ])?", re.ASCII)  # the longer grouping first
 
 
 def _redact_phones(
-    text: str, pattern: re.Pattern[str], valid: Callable[[str, int], bool], split_00: bool = True
+    text: str,
+    pattern: re.Pattern[str],
+    valid: Callable[[str, int], bool],
+    split_00: bool = True,
+    anywhere: bool = False,
 ) -> str:
     """Every number ``pattern`` finds, each read to its end by ``_phone_end`` (a ``00`` number
-    only whole, unless ``split_00``); the search goes on after it (a number that follows is found
-    from its first digit) or, where none ends, from the next character (each start is tried
-    once: linear)."""
+    only whole, unless ``split_00``), and not in the middle of a longer grouped number unless
+    ``anywhere``; the search goes on after it (a number that follows is found from its first
+    digit) or, where none ends, from the next character (each start is tried once: linear)."""
     out: list[str] = []
     cursor = position = 0
     while (match := pattern.search(text, position)) is not None:
         split = split_00 or not match.group().startswith("00")
         end = None
-        if cursor == match.start() or not _continues_a_number(text, match.start(), cursor):
+        start = match.start()
+        if anywhere or text[start] == "+" or not _continues_a_number(text, start, cursor):
             end = _phone_end(text, match, valid, split)
         if end is None:
             position = match.start() + 1
@@ -749,13 +784,27 @@ _GROUP_BEFORE = re.compile(
 )
 
 
-def redact_later_phones(text: str) -> str:
+_NUMBER_FORMS: tuple[tuple[re.Pattern[str], Callable[[str, int], bool]], ...] = (
+    (_LATER_00_PHONE, _later_00_length),
+    (_NATIONAL_PHONE, _national_length),
+)
+
+
+def redact_later_phones(text: str, anywhere: bool = False) -> str:
     """The phone numbers read after the card and SSN passes: ``00`` numbers after another digit
-    group, North American and national numbers. Shared with the reference reading."""
+    group, North American and national numbers; ``anywhere``, also in the middle of a longer
+    grouped number (the second reading of ``read_window``, before the cards). Shared with the
+    reference reading."""
     if "00" in text:
-        text = _redact_phones(text, _LATER_00_PHONE, _later_00_length)
+        text = _redact_phones(text, _LATER_00_PHONE, _later_00_length, anywhere=anywhere)
     text = _NANP_PHONE.sub(PHONE_TOKEN, text)
-    return _redact_phones(text, _NATIONAL_PHONE, _national_length) if "0" in text else text
+    if "0" not in text:
+        return text
+    return _redact_phones(text, _NATIONAL_PHONE, _national_length, anywhere=anywhere)
+
+
+def _redact_phones_anywhere(text: str) -> str:
+    return redact_later_phones(text, anywhere=True)
 
 
 # A day, a month and a year of four digits, split alike by a dash, dot or slash.
@@ -919,7 +968,7 @@ def _prefix_sums(digits: bytes, parity: int) -> list[int]:
 # pass for each would. A digit first (the lookbehind after it reads the character before the
 # match), so the engine skips every position without a digit.
 _SSN = re.compile(
-    r"[0-9](?<![0-9][0-9])(?:(?<!\.[0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}"
+    r"[0-9](?<![0-9][0-9])(?:(?<![0-9]\.[0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}"
     r"|[0-9]{2}( ?)[0-9]{2}\2[0-9]{4})(?![0-9])",
     re.ASCII,
 )
@@ -979,14 +1028,43 @@ def _digit_passes(text: str) -> str:
     out: list[str] = []
     cursor = 0
     for start, end, longest in windows:
-        piece = text[start:end]
-        for shortest, redact in _WINDOW_PASSES:
-            if longest >= shortest:
-                piece = redact(piece)
+        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _PHONES_FIRST)
         out += (text[cursor:start], piece)
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
+
+
+WindowPasses = tuple[tuple[int, Callable[[str], str]], ...]
+
+
+def read_window(piece: str, longest: int, passes: WindowPasses, again: WindowPasses) -> str:
+    """The window's passes in order, each when its chains hold enough digits for its form. When
+    they took something and digits are left, the window is read again with the phone passes
+    first (``again``), and the reading that leaves fewer digits wins (the first on a tie): a
+    Luhn-valid window of groups can span two values (``900-50-0001 020 0000 0000``: 16 digits
+    from the SSN into the phone pass the check once in ten), and so can an SSN's groups
+    (``001 10 0001`` in ``0000.0000.0000.0 001 10 0001 000``); the first reading left the rest
+    of the phone number readable. Shared with the reference reading."""
+    first = _read(piece, longest, passes)
+    if first == piece or _DIGIT.search(first) is None:
+        return first
+    second = _read(piece, longest, again)
+    return second if _count_digits(second) < _count_digits(first) else first
+
+
+def _read(piece: str, longest: int, passes: WindowPasses) -> str:
+    for shortest, redact in passes:
+        if longest >= shortest:
+            piece = redact(piece)
+    return piece
+
+
+_DIGIT = re.compile(r"[0-9]")
+
+
+def _count_digits(text: str) -> int:
+    return sum(text.count(digit) for digit in "0123456789")
 
 
 def _windows(text: str) -> tuple[list[list[int]], list[int]]:
@@ -1027,9 +1105,17 @@ _PASSES: tuple[Callable[[str], str], ...] = (
     _digit_passes,
 )
 _WINDOW_PASSES: tuple[tuple[int, Callable[[str], str]], ...] = (
+    (4, _redact_ipv4),  # 1.1.1.1; first, so a phone number cannot run into an address
     (8, _redact_international_phones),  # 8 digits at least
-    (4, _redact_ipv4),  # 1.1.1.1
     (_CARD_MIN, _redact_cards),
     (9, _redact_ssns),
     (9, _redact_north_american_phones),  # 10 digits; national and later 00 numbers from 9
 )
+_PHONES_FIRST: WindowPasses = (
+    _WINDOW_PASSES[0],  # IPv4
+    _WINDOW_PASSES[1],  # international
+    (9, _redact_phones_anywhere),  # the later phone passes, in any digit group
+    _WINDOW_PASSES[3],  # SSN
+    _WINDOW_PASSES[2],  # cards
+)
+"""The second reading of a window (``read_window``): every phone first."""

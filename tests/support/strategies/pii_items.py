@@ -134,8 +134,9 @@ def phone_in_national_form(draw: st.DrawFn, country: str) -> str:
     separator = draw(st.sampled_from(GROUPINGS))
     area, rest = trunk + groups[0], groups[1:]
     if draw(st.booleans()):
+        # Dots after a parenthesis read as an IP address (``(01)10.10.10.10``): not written so.
         after = draw(st.sampled_from(["", " "]))
-        return f"({area}){after}" + separator.join(rest)
+        return f"({area}){after}" + separator.replace(".", " ").join(rest)
     if draw(st.booleans()) and len(rest) > 1:  # the area code set off, the rest written together
         return area + separator + "".join(rest)
     return separator.join([area, *rest])
@@ -259,8 +260,6 @@ PUNCTUATION = st.sampled_from(
     [
         ",",
         ";",
-        ".",
-        ":",
         "-",
         "/",
         "(",
@@ -291,6 +290,8 @@ PUNCTUATION = st.sampled_from(
         "> ",
     ]
 )
+# A bare "." or ":" is left out: between two digits it continues a number (a version, a time, an
+# IP address), which reads as one value, not two.
 _BOUNDARY = WHITESPACE | PUNCTUATION
 _APART = WHITESPACE | st.sampled_from([",", ";", "(", ", ", "; ", "=", "/"])
 """What sets a number apart from digits before it (a dot or a colon would continue them)."""
@@ -330,7 +331,7 @@ def separators(draw: st.DrawFn) -> tuple[str, Message]:
     path = draw(st.sampled_from(["", "/", "/api/users", "/a?b=c&d=e", "/x#top"]))
     host = draw(st.sampled_from(["example.com", "api.example.org", "localhost"]))
     port = draw(st.sampled_from(["", ":8080"]))
-    text = f"{draw(_BOUNDARY)}https://{host}{port}{path}{draw(edge)}"
+    text = f"{draw(_BOUNDARY)}https://{host}{port}{path}{draw(_BOUNDARY)}"
     return kind, Message(text, kept=(port,) if port else ())
 
 
