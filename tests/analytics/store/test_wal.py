@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -417,7 +418,7 @@ def test_events_waiting_with_the_loader_not_moving_are_a_problem_health_names(
     """A loader whose every write fails (its state file included) can say nothing itself: the
     writer sees its events wait with the loader not moving, and health names it."""
     clock = Clock()
-    monkeypatch.setattr(wal_module.time, "monotonic", clock)
+    monkeypatch.setattr(time, "monotonic", clock)  # the writer's clock; no thread runs here
     log = WriteAheadLog.open(tmp_path / "log")
     log.append([record for record, _ in records(2)])
     assert log.stats()["stalled_seconds"] == 0.0
