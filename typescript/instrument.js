@@ -288,11 +288,14 @@ export class ToolCallAnalytics {
     };
   }
 
-  /** Wrap the tool's handler on its first call; an unknown tool has nothing to wrap. */
+  /** Wrap the function that runs the tool on its first call (again after `update()` replaced
+   * it); an unknown tool has nothing to wrap. 1.x calls the tool's `handler`; 2.x its
+   * `executor` (the input parsing and the handler, made anew by each `update`). */
   observeTool(name) {
     const tool = this.mcpServer._registeredTools?.[name];
-    if (!tool || typeof tool.handler !== "function" || tool.handler[OBSERVED]) return;
-    tool.handler = observedFunction(name, tool.handler);
+    const member = typeof tool?.executor === "function" ? "executor" : "handler";
+    if (!tool || typeof tool[member] !== "function" || tool[member][OBSERVED]) return;
+    tool[member] = observedFunction(name, tool[member]);
   }
 
   emit(call, request, extra, { returned, raised, threw = false }) {

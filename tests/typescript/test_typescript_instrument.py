@@ -12,6 +12,7 @@ low-level servers write every text themselves, so their events are compared whol
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ import mcp
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from support.mcp_servers import DEMO_CALLS, demo_server, lowlevel_demo_server
-from support.node import TS_SUPPORT, node_with_mcp_sdk, ts_client
+from support.node import TS_SUPPORT, node_with_mcp_sdk, tool, ts_client, unavailable
 from support.repo import REPO
 
 from toolcall_spec.analytics.ingest import ingest_batch
@@ -149,7 +150,9 @@ CLIENTS = {"python": python_client, "typescript": typescript_client}
 # --- comparing ------------------------------------------------------------------------------------
 
 
-def comparable(language: str, kind: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def comparable(
+    language: str, kind: str, events: list[dict[str, Any]], texts: dict[int, str] | None = None
+) -> list[dict[str, Any]]:
     """The events without what differs by nature: ids, the time, the latency's value (whether
     there is one stays), the 2026 protocol's ``resultType`` (the Python SDK adds it for a client
     that speaks that version), and, checked first, the texts the high-level SDKs write."""
@@ -160,7 +163,7 @@ def comparable(language: str, kind: str, events: list[dict[str, Any]]) -> list[d
         output = event.get("output_content")
         if isinstance(output, dict):
             event["output_content"] = {k: v for k, v in output.items() if k != "resultType"}
-        expected = SDK_TEXTS[language].get(index) if kind == "mcp" else None
+        expected = (texts or SDK_TEXTS[language]).get(index) if kind == "mcp" else None
         if expected is not None:
             assert event["error_message"].startswith(expected), (index, event)
             event["error_message"] = SDK_TEXT
@@ -244,3 +247,54 @@ def test_the_wiring_rules_hold_on_real_sdk_servers_in_memory() -> None:
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "# fail 0" in done.stdout
+
+
+# --- the SDK version matrix -----------------------------------------------------------------------
+
+MATRIX = TS_SUPPORT / "matrix"
+"""One folder per SDK version line, a package.json each: sdk-1 (the newest 1.x), sdk-2 (2.x)."""
+MATRIX_ENTRIES = sorted(entry.name for entry in MATRIX.iterdir() if entry.is_dir())
+@pytest.fixture(scope="session")
+def installed_sdks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each matrix entry installed from the registry into a folder of its own (a few seconds
+    each with npm's cache)."""
+    npm = tool("npm")
+    node_with_mcp_sdk()  # node itself, and the repository's own packages for the probe's imports
+    root = tmp_path_factory.mktemp("ts-matrix")
+    folders = {}
+    for entry in MATRIX_ENTRIES:
+        folder = root / entry
+        folder.mkdir()
+        shutil.copy(MATRIX / entry / "package.json", folder / "package.json")
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            unavailable(f"npm install of matrix entry {entry} failed: {done.stderr[-2000:]}")
+        folders[entry] = folder
+    return folders
+
+
+@EVERY_FRAMEWORK
+@ONE_EVENT
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("entry", MATRIX_ENTRIES)
+def test_every_sdk_version_of_the_matrix_records_the_python_events(
+    entry: str, kind: str, installed_sdks: dict[str, Path], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The TypeScript probe on each SDK line of the matrix (the newest 1.x, 2.x), driven by the
+    Python client over stdio: its events equal the Python instrumentation's (2.x writes the
+    same texts as 1.x for the calls it refuses)."""
+    _, python_events = probe("python", "python", kind, "stdio", tmp_path)
+    monkeypatch.setenv("TOOLCALL_TS_SDK", str(installed_sdks[entry]))
+    seen, events = probe("typescript", "python", kind, "stdio", tmp_path)
+    assert len(events) == len(CALLS), events
+    for event in events:
+        assert validate(event, "tool-call-event") == [], event
+    assert len(seen) == len(CALLS), seen
+    assert comparable("typescript", kind, events) == comparable("python", kind, python_events)

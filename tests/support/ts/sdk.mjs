@@ -1,0 +1,63 @@
+// The MCP TypeScript SDK the probe runs on: the repository's own (@modelcontextprotocol/sdk 1.x,
+// the root package.json's pin) or, when TOOLCALL_TS_SDK names a folder, the one installed there
+// (a matrix entry of tests/typescript/test_typescript_matrix.py: 1.x as `@modelcontextprotocol/sdk`,
+// 2.x as the split `@modelcontextprotocol/server`). One shape for both: the probe does not care
+// which line it runs on.
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+
+const folder = process.env.TOOLCALL_TS_SDK;
+const require = createRequire(folder ? `${folder}/package.json` : import.meta.url);
+const load = (specifier) => import(pathToFileURL(require.resolve(specifier)).href);
+const has = (specifier) => {
+  try {
+    require.resolve(specifier);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export const { z } = await load("zod");
+
+async function version1() {
+  const [{ McpServer }, { Server }, { StdioServerTransport }, http, types] = await Promise.all([
+    load("@modelcontextprotocol/sdk/server/mcp.js"),
+    load("@modelcontextprotocol/sdk/server/index.js"),
+    load("@modelcontextprotocol/sdk/server/stdio.js"),
+    load("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+    load("@modelcontextprotocol/sdk/types.js"),
+  ]);
+  return {
+    line: 1,
+    McpServer,
+    Server,
+    StdioServerTransport,
+    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    CALL_TOOL: types.CallToolRequestSchema,
+    LIST_TOOLS: types.ListToolsRequestSchema,
+    protocolError: (code, message) => new types.McpError(code, message),
+    // 1.x McpServer wants a zod shape, 2.x a Standard Schema object.
+    inputSchema: (shape) => shape,
+  };
+}
+
+async function version2() {
+  const [server, { StdioServerTransport }] = await Promise.all([
+    load("@modelcontextprotocol/server"),
+    load("@modelcontextprotocol/server/stdio"),
+  ]);
+  return {
+    line: 2,
+    McpServer: server.McpServer,
+    Server: server.Server,
+    StdioServerTransport,
+    StreamableHTTPServerTransport: null, // the node HTTP adapter is another package
+    CALL_TOOL: "tools/call",
+    LIST_TOOLS: "tools/list",
+    protocolError: (code, message) => new server.ProtocolError(code, message),
+    inputSchema: (shape) => z.object(shape),
+  };
+}
+
+export const sdk = has("@modelcontextprotocol/server") ? await version2() : await version1();
