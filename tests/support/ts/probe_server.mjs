@@ -1,10 +1,10 @@
 // The probe server of the Python tests (tests/support/mcp_servers.py, `demo_server`) written
 // again on the MCP TypeScript SDK, instrumented with @toolcall-spec/schemas' instrument():
 //
-//   node probe_server.mjs KIND TRANSPORT EVENTS_FILE
+//   node probe_server.mjs KIND TRANSPORT EVENTS_FILE [SDK_FOLDER]
 //
-// The SDK is tests/support/ts/sdk.mjs's: the repository's 1.x, or the matrix entry named by
-// TOOLCALL_TS_SDK (1.x or 2.x; 2.x over stdio only).
+// The SDK is tests/support/ts/sdk.mjs's: the repository's 1.x, or the matrix entry installed in
+// SDK_FOLDER (1.x or 2.x; 2.x over stdio only). EVENTS_FILE.sdk gets the SDK's major version.
 // KIND is `mcp` (McpServer) or `lowlevel` (the low-level Server, the tools dispatched by hand);
 // TRANSPORT is `stdio`, or `http` (streamable HTTP on a free loopback port, one server per
 // session; prints `serving on URL` once listening). Every tool_call event is appended to
@@ -12,12 +12,16 @@
 // (MCPServer's conversions included: an int becomes text plus {"result": n}), so the events of
 // both instrumentations can be compared as they are.
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { sdk, z } from "./sdk.mjs";
 import { instrument } from "../../../typescript/instrument.js";
 import { JsonlFileSink } from "../../../typescript/sinks.js";
 
-const [kind, transportName, eventsFile] = process.argv.slice(2);
+const [kind, transportName, eventsFile, sdkFolder] = process.argv.slice(2);
+if (sdkFolder) process.env.TOOLCALL_TS_SDK = sdkFolder; // before sdk.mjs reads it
+const { sdk, z } = await import("./sdk.mjs");
+// Which SDK line answered, for the matrix test to check it ran the one it asked for.
+writeFileSync(`${eventsFile}.sdk`, `${sdk.line}\n`);
 const sink = new JsonlFileSink(eventsFile);
 const text = (value) => ({ type: "text", text: value });
 const DICT = { content: [], isError: true };
