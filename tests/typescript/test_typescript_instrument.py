@@ -12,6 +12,7 @@ low-level servers write every text themselves, so their events are compared whol
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -322,5 +323,27 @@ def test_every_sdk_version_of_the_matrix_records_the_python_events(
         for index in ANSWERED_WITH_A_JSONRPC_ERROR[entry]:
             assert "output_content" not in events[index]
             python_events[index].pop("output_content")
-    texts = MATRIX_SDK_TEXTS[entry]
-    assert comparable("typescript", kind, events, texts) == comparable("python", kind, python_events)
+    expected = comparable("python", kind, python_events)
+    assert comparable("typescript", kind, events, MATRIX_SDK_TEXTS[entry]) == expected
+
+
+@ONE_EVENT
+@pytest.mark.parametrize("entry", MATRIX_ENTRIES)
+def test_the_wiring_rules_hold_on_every_sdk_version_of_the_matrix(
+    entry: str, installed_sdks: dict[str, Path]
+) -> None:
+    """tests/typescript/instrument_matrix.test.mjs under ``node --test`` on each matrix entry:
+    results unchanged, tools added later and callbacks replaced by ``update()`` counted,
+    instrumenting twice refused."""
+    script = Path(__file__).parent / "instrument_matrix.test.mjs"
+    done = subprocess.run(
+        [node_with_mcp_sdk(), "--test", str(script)],
+        cwd=REPO,
+        env={**os.environ, "TOOLCALL_TS_SDK": str(installed_sdks[entry])},
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout

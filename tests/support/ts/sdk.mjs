@@ -21,17 +21,21 @@ const has = (specifier) => {
 export const { z } = await load("zod");
 
 async function version1() {
-  const [{ McpServer }, { Server }, { StdioServerTransport }, http, types] = await Promise.all([
+  const [{ McpServer }, { Server }, { StdioServerTransport }, http, types, { Client }, { InMemoryTransport }] = await Promise.all([
     load("@modelcontextprotocol/sdk/server/mcp.js"),
     load("@modelcontextprotocol/sdk/server/index.js"),
     load("@modelcontextprotocol/sdk/server/stdio.js"),
     load("@modelcontextprotocol/sdk/server/streamableHttp.js"),
     load("@modelcontextprotocol/sdk/types.js"),
+    load("@modelcontextprotocol/sdk/client/index.js"),
+    load("@modelcontextprotocol/sdk/inMemory.js"),
   ]);
   return {
     line: 1,
     McpServer,
     Server,
+    Client,
+    InMemoryTransport,
     StdioServerTransport,
     StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
     CALL_TOOL: types.CallToolRequestSchema,
@@ -43,14 +47,17 @@ async function version1() {
 }
 
 async function version2() {
-  const [server, { StdioServerTransport }] = await Promise.all([
+  const [server, { StdioServerTransport }, client] = await Promise.all([
     load("@modelcontextprotocol/server"),
     load("@modelcontextprotocol/server/stdio"),
+    has("@modelcontextprotocol/client") ? load("@modelcontextprotocol/client") : {},
   ]);
   return {
     line: 2,
     McpServer: server.McpServer,
     Server: server.Server,
+    Client: client.Client,
+    InMemoryTransport: server.InMemoryTransport,
     StdioServerTransport,
     StreamableHTTPServerTransport: null, // the node HTTP adapter is another package
     CALL_TOOL: "tools/call",
