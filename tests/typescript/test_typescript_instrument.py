@@ -301,20 +301,24 @@ def installed_sdks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @EVERY_FRAMEWORK
 @ONE_EVENT
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("entry", MATRIX_ENTRIES)
 def test_every_sdk_version_of_the_matrix_records_the_python_events(
-    entry: str, kind: str, installed_sdks: dict[str, Path], tmp_path: Path
+    entry: str, kind: str, transport: str, installed_sdks: dict[str, Path], tmp_path: Path
 ) -> None:
     """The TypeScript probe on each SDK line of the matrix (the newest 1.x, 2.x), driven by the
-    Python client over stdio: its events equal the Python instrumentation's (2.x writes the
-    same texts as 1.x for the calls it refuses)."""
-    _, python_events = probe("python", "python", kind, "stdio", tmp_path)
-    with typescript_server(kind, "stdio", tmp_path, installed_sdks[entry]) as (target, recorded):
-        seen = python_client(target, "stdio")
+    Python client over stdio and streamable HTTP: its events equal the Python
+    instrumentation's, but for the texts each SDK writes itself."""
+    _, python_events = probe("python", "python", kind, transport, tmp_path)
+    with typescript_server(kind, transport, tmp_path, installed_sdks[entry]) as (target, recorded):
+        seen = python_client(target, transport)
         events = recorded()
     line = (tmp_path / "typescript-events.jsonl.sdk").read_text().strip()
     assert line == entry.removeprefix("sdk-")  # the probe ran on the SDK line asked for
+    assert len({event["session_id"] for event in events}) == 1
+    if transport == "http":
+        assert events[0]["session_id"].startswith("ses_")  # derived from Mcp-Session-Id
     assert len(events) == len(CALLS), events
     for event in events:
         assert validate(event, "tool-call-event") == [], event

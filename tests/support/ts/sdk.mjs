@@ -1,7 +1,8 @@
 // The MCP TypeScript SDK the probe runs on: the repository's own (@modelcontextprotocol/sdk 1.x,
 // the root package.json's pin) or, when TOOLCALL_TS_SDK names a folder, the one installed there
-// (a matrix entry of tests/typescript/test_typescript_matrix.py: 1.x as `@modelcontextprotocol/sdk`,
-// 2.x as the split `@modelcontextprotocol/server`). One shape for both: the probe does not care
+// (a matrix entry of tests/typescript/test_typescript_instrument.py: 1.x as
+// `@modelcontextprotocol/sdk`, 2.x as the split `@modelcontextprotocol/server` with its client and
+// node HTTP packages). One shape for both: the probe does not care
 // which line it runs on.
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -47,10 +48,11 @@ async function version1() {
 }
 
 async function version2() {
-  const [server, { StdioServerTransport }, client] = await Promise.all([
+  const [server, { StdioServerTransport }, client, node] = await Promise.all([
     load("@modelcontextprotocol/server"),
     load("@modelcontextprotocol/server/stdio"),
     has("@modelcontextprotocol/client") ? load("@modelcontextprotocol/client") : {},
+    has("@modelcontextprotocol/node") ? load("@modelcontextprotocol/node") : {},
   ]);
   return {
     line: 2,
@@ -59,7 +61,8 @@ async function version2() {
     Client: client.Client,
     InMemoryTransport: server.InMemoryTransport,
     StdioServerTransport,
-    StreamableHTTPServerTransport: null, // the node HTTP adapter is another package
+    // node's HTTP adapter is a package of its own in 2.x
+    StreamableHTTPServerTransport: node.NodeStreamableHTTPServerTransport ?? null,
     CALL_TOOL: "tools/call",
     LIST_TOOLS: "tools/list",
     protocolError: (code, message) => new server.ProtocolError(code, message),
