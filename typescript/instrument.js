@@ -21,9 +21,11 @@
 // call): the only place that sees whether the tool ran, how long, and the error it threw with its
 // own message. The record of the call (an AsyncLocalStorage) carries what the inner place saw to
 // the outer one, which emits exactly one event. The SDK internals used (`_requestHandlers`,
-// `_registeredTools`) are private: tested with @modelcontextprotocol/sdk 1.32.2, the newest 1.x
-// (the pin in package-lock.json). The 2.x line (the split @modelcontextprotocol/server packages)
-// is not supported yet: instrument() refuses its servers with a TypeError that says so.
+// `_registeredTools`, a tool's `handler` on 1.x and `executor` on 2.x) are private, present on both
+// lines: tested with @modelcontextprotocol/sdk 1.32.2 (the newest 1.x, the pin in
+// package-lock.json) and @modelcontextprotocol/server 2.4.0 (the newest 2.x), the version matrix
+// of tests/typescript/test_typescript_instrument.py (tests/support/ts/matrix/). Neither line has a
+// public hook that sees both the request and the tool's own run.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -288,11 +290,14 @@ export class ToolCallAnalytics {
     };
   }
 
-  /** Wrap the tool's handler on its first call; an unknown tool has nothing to wrap. */
+  /** Wrap the function that runs the tool on its first call (again after `update()` replaced
+   * it); an unknown tool has nothing to wrap. 1.x calls the tool's `handler`; 2.x its
+   * `executor` (the input parsing and the handler, made anew by each `update`). */
   observeTool(name) {
     const tool = this.mcpServer._registeredTools?.[name];
-    if (!tool || typeof tool.handler !== "function" || tool.handler[OBSERVED]) return;
-    tool.handler = observedFunction(name, tool.handler);
+    const member = typeof tool?.executor === "function" ? "executor" : "handler";
+    if (!tool || typeof tool[member] !== "function" || tool[member][OBSERVED]) return;
+    tool[member] = observedFunction(name, tool[member]);
   }
 
   emit(call, request, extra, { returned, raised, threw = false }) {
@@ -367,7 +372,7 @@ function isLowlevelServer(server) {
   return server !== null && typeof server === "object" && server._requestHandlers instanceof Map && typeof server.setRequestHandler === "function";
 }
 
-const ACCEPTED = "an McpServer or a low-level Server of @modelcontextprotocol/sdk 1.x";
+const ACCEPTED = "an McpServer or a low-level Server of @modelcontextprotocol/sdk 1.x or @modelcontextprotocol/server 2.x";
 
 /** Make every tool call of `server` yield exactly one `tool_call` event to `sink`. See
  * index.d.ts for the options. */

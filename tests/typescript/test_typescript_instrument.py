@@ -12,6 +12,8 @@ low-level servers write every text themselves, so their events are compared whol
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,7 +30,7 @@ import mcp
 from mcp import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from support.mcp_servers import DEMO_CALLS, demo_server, lowlevel_demo_server
-from support.node import TS_SUPPORT, node_with_mcp_sdk, ts_client
+from support.node import TS_SUPPORT, node_with_mcp_sdk, tool, ts_client, unavailable
 from support.repo import REPO
 
 from toolcall_spec.analytics.ingest import ingest_batch
@@ -82,10 +84,14 @@ def python_server(kind: str, transport: str, folder: Path) -> Iterator[tuple[Any
 
 
 @contextmanager
-def typescript_server(kind: str, transport: str, folder: Path) -> Iterator[tuple[Any, Any]]:
-    """The TypeScript probe: ``(target, events)``."""
+def typescript_server(
+    kind: str, transport: str, folder: Path, sdk: Path | None = None
+) -> Iterator[tuple[Any, Any]]:
+    """The TypeScript probe: ``(target, events)``; on the repository's SDK, or the matrix
+    entry installed in ``sdk``."""
     events = folder / "typescript-events.jsonl"
     command = [node_with_mcp_sdk(), str(TS_PROBE), kind, transport, str(events)]
+    command += [str(sdk)] if sdk is not None else []
     if transport == "stdio":
         yield command, lambda: read_jsonl(events)
         return
@@ -149,7 +155,9 @@ CLIENTS = {"python": python_client, "typescript": typescript_client}
 # --- comparing ------------------------------------------------------------------------------------
 
 
-def comparable(language: str, kind: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def comparable(
+    language: str, kind: str, events: list[dict[str, Any]], texts: dict[int, str] | None = None
+) -> list[dict[str, Any]]:
     """The events without what differs by nature: ids, the time, the latency's value (whether
     there is one stays), the 2026 protocol's ``resultType`` (the Python SDK adds it for a client
     that speaks that version), and, checked first, the texts the high-level SDKs write."""
@@ -160,13 +168,14 @@ def comparable(language: str, kind: str, events: list[dict[str, Any]]) -> list[d
         output = event.get("output_content")
         if isinstance(output, dict):
             event["output_content"] = {k: v for k, v in output.items() if k != "resultType"}
-        expected = SDK_TEXTS[language].get(index) if kind == "mcp" else None
+        expected = (texts or SDK_TEXTS[language]).get(index) if kind == "mcp" else None
         if expected is not None:
             assert event["error_message"].startswith(expected), (index, event)
             event["error_message"] = SDK_TEXT
-            (item,) = event["output_content"]["content"]
-            assert item["text"].startswith(expected)
-            event["output_content"]["content"] = [{**item, "text": SDK_TEXT}]
+            if "output_content" in event:  # none where the SDK answered a JSON-RPC error
+                (item,) = event["output_content"]["content"]
+                assert item["text"].startswith(expected)
+                event["output_content"]["content"] = [{**item, "text": SDK_TEXT}]
         out.append(event)
     return out
 
@@ -237,6 +246,104 @@ def test_the_wiring_rules_hold_on_real_sdk_servers_in_memory() -> None:
     done = subprocess.run(
         [node_with_mcp_sdk(), "--test", str(script)],
         cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "# fail 0" in done.stdout
+
+
+# --- the SDK version matrix -----------------------------------------------------------------------
+
+MATRIX = TS_SUPPORT / "matrix"
+"""One folder per SDK version line, a package.json each: sdk-1 (the newest 1.x), sdk-2 (2.x)."""
+MATRIX_ENTRIES = sorted(entry.name for entry in MATRIX.iterdir() if entry.is_dir())
+# 2.x writes its refusals without 1.x's `MCP error <code>: ` and answers an unknown tool with a
+# JSON-RPC error (so its event has no output_content) where 1.x and Python return a result.
+MATRIX_SDK_TEXTS = {
+    "sdk-1": SDK_TEXTS["typescript"],
+    "sdk-2": {
+        6: "Tool no_such_tool not found",
+        7: "Input validation error: Invalid arguments for tool add:",
+        9: "Output validation error: Tool bad_output has an output schema",
+    },
+}
+ANSWERED_WITH_A_JSONRPC_ERROR = {"sdk-1": set(), "sdk-2": {6}}
+
+
+@pytest.fixture(scope="session")
+def installed_sdks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Each matrix entry installed from the registry into a folder of its own (a few seconds
+    each with npm's cache)."""
+    npm = tool("npm")
+    node_with_mcp_sdk()  # node itself, and the repository's own packages for the probe's imports
+    root = tmp_path_factory.mktemp("ts-matrix")
+    folders = {}
+    for entry in MATRIX_ENTRIES:
+        folder = root / entry
+        folder.mkdir()
+        shutil.copy(MATRIX / entry / "package.json", folder / "package.json")
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            unavailable(f"npm install of matrix entry {entry} failed: {done.stderr[-2000:]}")
+        folders[entry] = folder
+    return folders
+
+
+@EVERY_FRAMEWORK
+@ONE_EVENT
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("entry", MATRIX_ENTRIES)
+def test_every_sdk_version_of_the_matrix_records_the_python_events(
+    entry: str, kind: str, transport: str, installed_sdks: dict[str, Path], tmp_path: Path
+) -> None:
+    """The TypeScript probe on each SDK line of the matrix (the newest 1.x, 2.x), driven by the
+    Python client over stdio and streamable HTTP: its events equal the Python
+    instrumentation's, but for the texts each SDK writes itself."""
+    _, python_events = probe("python", "python", kind, transport, tmp_path)
+    with typescript_server(kind, transport, tmp_path, installed_sdks[entry]) as (target, recorded):
+        seen = python_client(target, transport)
+        events = recorded()
+    line = (tmp_path / "typescript-events.jsonl.sdk").read_text().strip()
+    assert line == entry.removeprefix("sdk-")  # the probe ran on the SDK line asked for
+    assert len({event["session_id"] for event in events}) == 1
+    if transport == "http":
+        assert events[0]["session_id"].startswith("ses_")  # derived from Mcp-Session-Id
+    assert len(events) == len(CALLS), events
+    for event in events:
+        assert validate(event, "tool-call-event") == [], event
+    assert len(seen) == len(CALLS), seen
+    if kind == "mcp":
+        for index in ANSWERED_WITH_A_JSONRPC_ERROR[entry]:
+            assert "output_content" not in events[index]
+            python_events[index].pop("output_content")
+    expected = comparable("python", kind, python_events)
+    assert comparable("typescript", kind, events, MATRIX_SDK_TEXTS[entry]) == expected
+
+
+@ONE_EVENT
+@pytest.mark.parametrize("entry", MATRIX_ENTRIES)
+def test_the_wiring_rules_hold_on_every_sdk_version_of_the_matrix(
+    entry: str, installed_sdks: dict[str, Path]
+) -> None:
+    """tests/typescript/instrument_matrix.test.mjs under ``node --test`` on each matrix entry:
+    results unchanged, tools added later and callbacks replaced by ``update()`` counted,
+    instrumenting twice refused."""
+    script = Path(__file__).parent / "instrument_matrix.test.mjs"
+    done = subprocess.run(
+        [node_with_mcp_sdk(), "--test", str(script)],
+        cwd=REPO,
+        env={**os.environ, "TOOLCALL_TS_SDK": str(installed_sdks[entry])},
         capture_output=True,
         text=True,
         timeout=180,

@@ -1,8 +1,10 @@
 // The probe server of the Python tests (tests/support/mcp_servers.py, `demo_server`) written
 // again on the MCP TypeScript SDK, instrumented with @toolcall-spec/schemas' instrument():
 //
-//   node probe_server.mjs KIND TRANSPORT EVENTS_FILE
+//   node probe_server.mjs KIND TRANSPORT EVENTS_FILE [SDK_FOLDER]
 //
+// The SDK is tests/support/ts/sdk.mjs's: the repository's 1.x, or the matrix entry installed in
+// SDK_FOLDER (1.x or 2.x; 2.x over stdio only). EVENTS_FILE.sdk gets the SDK's major version.
 // KIND is `mcp` (McpServer) or `lowlevel` (the low-level Server, the tools dispatched by hand);
 // TRANSPORT is `stdio`, or `http` (streamable HTTP on a free loopback port, one server per
 // session; prints `serving on URL` once listening). Every tool_call event is appended to
@@ -10,17 +12,16 @@
 // (MCPServer's conversions included: an int becomes text plus {"result": n}), so the events of
 // both instrumentations can be compared as they are.
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
 import { instrument } from "../../../typescript/instrument.js";
 import { JsonlFileSink } from "../../../typescript/sinks.js";
 
-const [kind, transportName, eventsFile] = process.argv.slice(2);
+const [kind, transportName, eventsFile, sdkFolder] = process.argv.slice(2);
+if (sdkFolder) process.env.TOOLCALL_TS_SDK = sdkFolder; // before sdk.mjs reads it
+const { sdk, z } = await import("./sdk.mjs");
+// Which SDK line answered, for the matrix test to check it ran the one it asked for.
+writeFileSync(`${eventsFile}.sdk`, `${sdk.line}\n`);
 const sink = new JsonlFileSink(eventsFile);
 const text = (value) => ({ type: "text", text: value });
 const DICT = { content: [], isError: true };
@@ -45,7 +46,7 @@ const TOOLS = {
     throw new Error("card 4111 1111 1111 1111 was declined");
   }],
   quota: [{}, null, () => {
-    throw new McpError(-32001, "quota exceeded for max@example.com");
+    throw sdk.protocolError(-32001, "quota exceeded for max@example.com");
   }],
   dict_with_flag: [{}, null, () => ({
     content: [text(JSON.stringify(DICT, null, 2))],
@@ -57,20 +58,20 @@ const TOOLS = {
 };
 
 function mcpServer() {
-  const server = new McpServer({ name: "demo", version: "1.0.0" });
+  const server = new sdk.McpServer({ name: "demo", version: "1.0.0" });
   for (const [name, [input, output, handler]] of Object.entries(TOOLS)) {
-    const config = { inputSchema: input, ...(output ? { outputSchema: output } : {}) };
+    const config = { inputSchema: sdk.inputSchema(input), ...(output ? { outputSchema: sdk.inputSchema(output) } : {}) };
     server.registerTool(name, config, (args) => handler(args ?? {}));
   }
   return server;
 }
 
 function lowlevelServer() {
-  const server = new Server({ name: "demo", version: "1.0.0" }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
+  const server = new sdk.Server({ name: "demo", version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(sdk.LIST_TOOLS, () => ({
     tools: Object.keys(TOOLS).map((name) => ({ name, inputSchema: { type: "object" } })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(sdk.CALL_TOOL, async (request) => {
     const { name, arguments: args = {} } = request.params;
     const tool = TOOLS[name];
     if (tool === undefined) return { content: [text(`Unknown tool: ${name}`)], isError: true };
@@ -89,7 +90,7 @@ function instrumented() {
 }
 
 if (transportName === "stdio") {
-  await instrumented().connect(new StdioServerTransport());
+  await instrumented().connect(new sdk.StdioServerTransport());
 } else {
   const sessions = new Map();
   const http = createServer(async (req, res) => {
@@ -99,7 +100,7 @@ if (transportName === "stdio") {
     const id = req.headers["mcp-session-id"];
     let transport = typeof id === "string" ? sessions.get(id) : undefined;
     if (transport === undefined) {
-      transport = new StreamableHTTPServerTransport({
+      transport = new sdk.StreamableHTTPServerTransport({
         sessionIdGenerator: randomUUID,
         onsessioninitialized: (session) => sessions.set(session, transport),
       });
