@@ -595,9 +595,12 @@ function opensANumber(text, position) {
   return false;
 }
 
+// Its own pattern: hasANumber runs while phoneEnd's loop walks PHONE_DIGITS (a shared lastIndex).
+const NUMBER_DIGITS = /[0-9]+/g;
+
 function hasANumber(chunk, valid) {
   let digits = 0;
-  for (const group of matchesOf(PHONE_DIGITS, chunk)) {
+  for (const group of matchesOf(NUMBER_DIGITS, chunk)) {
     digits += group[0].length;
     if (valid(chunk.slice(0, group.index + group[0].length), digits)) return true;
   }
