@@ -243,7 +243,7 @@ const LOCAL_CHAR = re(`^[${LOCAL_CHARACTERS}]$`);
 
 function emailSpans(text) {
   const spans = [];
-  const quoted = text.includes("'");
+  const quoted = text.indexOf("'") !== -1;
   let at = text.indexOf("@");
   while (at >= 0) {
     let start = afterScheme(text, localStart(text, at), at);
