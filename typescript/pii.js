@@ -879,6 +879,19 @@ function countDigits(text) {
   return count;
 }
 
+/** The UTF-16 index `count` code points before `index` (0 at most). */
+function codePointsBefore(text, index, count) {
+  for (let step = 0; step < count && index > 0; step++) index -= charBefore(text, index).length;
+  return index;
+}
+
+/** The UTF-16 index `count` code points after `index`, one unit a step past the end (Python's
+ * `end + count`, which a slice then clamps). */
+function codePointsAfter(text, index, count) {
+  for (let step = 0; step < count; step++) index += index < text.length ? charAt(text, index).length : 1;
+  return index;
+}
+
 const countOf = (text, char) => text.split(char).length - 1;
 
 function digitWindows(text) {
@@ -897,12 +910,15 @@ function digitWindows(text) {
       const group = chain[0];
       digits -= countOf(group, " ") + countOf(group, "-") + countOf(group, ".") + countOf(group, "/");
     }
-    start = start > WINDOW_BEFORE ? start - WINDOW_BEFORE : 0;
+    // Code points, as Python counts them: a window's edges (and so which windows merge) are the
+    // same around an astral character.
+    start = codePointsBefore(text, start, WINDOW_BEFORE);
+    const after = codePointsAfter(text, end, WINDOW_AFTER);
     if (start <= last[1]) {
-      last[1] = end + WINDOW_AFTER;
+      last[1] = after;
       last[2] = Math.max(last[2], digits);
     } else {
-      last = [start, end + WINDOW_AFTER, digits];
+      last = [start, after, digits];
       windows.push(last);
     }
   }
