@@ -34,6 +34,7 @@ const SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u202
 
 const re = (source, flags = "") => new RegExp(source, `u${flags}`);
 const WORD_CHAR = re(`^[${W}]$`);
+const LETTER_CHAR = re(`^[${LETTER}]$`);
 const ALNUM_CHAR = re(`^[${ALNUM}]$`);
 const SPACE_CHAR = re(`^[${SPACE}]$`);
 
@@ -205,6 +206,9 @@ const SECRET_MARKERS = re(
 );
 const MARKED_FAMILY = [-1, 0, 1, 6, 2, 3, 4, 5, 7, 7, 8, 8, 7, 8, URL_FAMILY];
 const GLUE = re(`^[${W}-]$`);
+const NUMERIC = /^\p{N}$/u;
+/** Python's `str.isalpha()` for one code point: a letter of Python's data, no numeric. */
+const isAlpha = (char) => char !== "" && LETTER_CHAR.test(char) && !NUMERIC.test(char);
 
 function redactSecrets(text) {
   const families = new Set();
@@ -222,7 +226,11 @@ function redactSecrets(text) {
 function secret(match, ...rest) {
   const string = rest[rest.length - 1];
   const start = rest[rest.length - 2];
-  const glued = start > 0 && GLUE.test(charBefore(string, start)) && !string.startsWith("eyJ", start);
+  const last = charBefore(string, start);
+  const first = charBefore(string, start - last.length);
+  // Glued: a letter, digit or underscore before it, or a dash after a letter (a word's dash,
+  // not a number's: `0000-sk-...` kept the key).
+  const glued = GLUE.test(last) && (last !== "-" || isAlpha(first)) && !string.startsWith("eyJ", start);
   return glued ? match : SECRET_TOKEN;
 }
 
@@ -233,9 +241,13 @@ const LETTER_LABEL = re(`\\.[${LETTER}]{2}`, "g");
 const LOCAL_CHARACTERS = `${W}.!#$%&'*+\\-/=?^\`{|}~`;
 const LOCAL_CHAR = re(`^[${LOCAL_CHARACTERS}]$`);
 
+// Not String#includes or #indexOf: on a string built of many pieces V8 may scan it without
+// flattening it (the 512 KB adversarial inputs took 0.1 to 3 s instead of milliseconds).
+const APOSTROPHE = /'/;
+
 function emailSpans(text) {
   const spans = [];
-  const quoted = text.includes("'");
+  const quoted = APOSTROPHE.test(text); // a regular expression: it flattens the string first
   let at = text.indexOf("@");
   while (at >= 0) {
     let start = afterScheme(text, localStart(text, at), at);
@@ -501,7 +513,7 @@ const GROUPING = "(?:[-./ ]| [-/] )";
 const notALaterGroup = (first) => `(?<![0-9][-./ ]${first})(?<![0-9] [-/] ${first})`;
 
 const INTL_PHONE = new RegExp(
-  `[+0](?<![0-9+][+0])(?:(?<=\\+)|(?<=0)${notALaterGroup("0")}0)` + `[1-9](?:${GROUPING}?\\(?[0-9]\\)?){7,14}(?![0-9])`,
+  `[+0](?<![0-9][+0])(?:(?<=\\+)|(?<=0)${notALaterGroup("0")}0)` + `[1-9](?:${GROUPING}?\\(?[0-9]\\)?){7,14}(?![0-9])`,
   "g",
 );
 // A national number: trunk "0" and an area code that does not start with 0, in parentheses or
@@ -540,7 +552,8 @@ function internationalLength(chunk, digits) {
 }
 
 const CHAIN_GOES_ON = new RegExp(`\\)?${GROUPING}?\\(?[0-9]`, "y");
-const NUMBER_OPENS = new RegExp(`${GROUPING}?(?:[(+]|0[1-9]|00[1-9])`, "y");
+// The longer grouping first.
+const SEPARATOR_AFTER = /\)?(?: [-/] |[-./ ])?/y;
 const PHONE_DIGITS = /[0-9]+/g;
 
 /** Where the number a match starts ends (the Python module's `_phone_end`), or null. */
@@ -552,26 +565,54 @@ function phoneEnd(text, match, valid, split = true) {
   let opening = null;
   let digits = 0;
   let end = 0;
+  const goesOn = matchAt(CHAIN_GOES_ON, text, matchEnd) !== null;
   for (const group of matchesOf(PHONE_DIGITS, chunk)) {
     digits += group[0].length;
     end = group.index + group[0].length;
     if (!valid(chunk.slice(0, end), digits)) continue;
     best = end;
-    if (matchAt(NUMBER_OPENS, text, start + end) !== null) opening = end;
+    if (goesOn && split && opensANumber(text, start + end)) opening = end; // only a split needs one
   }
-  if (matchAt(CHAIN_GOES_ON, text, matchEnd) === null) {
+  if (!goesOn) {
     if (best !== end) return null;
     const count = (char) => chunk.split(char).length - 1;
     const closes = chunk.endsWith(")") && count(")") <= count("(");
     return closes ? matchEnd : start + end;
   }
   if (!split) return null;
-  end = opening !== null ? opening : best;
-  return end === null ? null : start + end;
+  const chosen = opening !== null ? opening : best;
+  return chosen === null ? null : start + chosen;
+}
+
+/** Whether, after a separator, a whole number starts at `position` (`_opens_a_number`). */
+function opensANumber(text, position) {
+  const separator = matchAt(SEPARATOR_AFTER, text, position);
+  const at = separator !== null ? position + separator[0].length : position;
+  if (text.startsWith("+", at) || matchAt(NANP_PHONE_AT, text, at) !== null) return true;
+  const starts = text.startsWith("(", at) ? [at, at + 1] : [at]; // "(0044 ...": past it too
+  for (const [pattern, valid] of NUMBER_FORMS) {
+    for (const start of starts) {
+      const match = matchAt(pattern, text, start);
+      if (match !== null && hasANumber(match[0], valid)) return true;
+    }
+  }
+  return false;
+}
+
+// Its own pattern: hasANumber runs while phoneEnd's loop walks PHONE_DIGITS (a shared lastIndex).
+const NUMBER_DIGITS = /[0-9]+/g;
+
+function hasANumber(chunk, valid) {
+  let digits = 0;
+  for (const group of matchesOf(NUMBER_DIGITS, chunk)) {
+    digits += group[0].length;
+    if (valid(chunk.slice(0, group.index + group[0].length), digits)) return true;
+  }
+  return false;
 }
 
 /** Every number `pattern` finds, each read to its end by phoneEnd (`_redact_phones`). */
-function redactPhones(text, pattern, valid, split00 = true) {
+function redactPhones(text, pattern, valid, split00 = true, anywhere = false) {
   const out = [];
   let cursor = 0;
   let position = 0;
@@ -581,7 +622,7 @@ function redactPhones(text, pattern, valid, split00 = true) {
     if (match === null) break;
     const split = split00 || !match[0].startsWith("00");
     let end = null;
-    if (cursor === match.index || !continuesANumber(text, match.index, cursor)) {
+    if (anywhere || text[match.index] === "+" || !continuesANumber(text, match.index, cursor)) {
       end = phoneEnd(text, match, valid, split);
     }
     if (end === null) {
@@ -611,11 +652,21 @@ function continuesANumber(text, start, lastEnd) {
   return before.indices.groups.group[1] + offset !== lastEnd && before.groups.port === undefined;
 }
 
-function redactLaterPhones(text) {
-  if (text.includes("00")) text = redactPhones(text, LATER_00_PHONE, later00Length);
+// The phone forms a number after a split may take (`_NUMBER_FORMS`), sticky for matchAt.
+const NUMBER_FORMS = [
+  [new RegExp(LATER_00_PHONE.source, "y"), later00Length],
+  [new RegExp(NATIONAL_PHONE.source, "y"), nationalLength],
+];
+const NANP_PHONE_AT = new RegExp(NANP_PHONE.source, "y");
+
+function redactLaterPhones(text, anywhere = false) {
+  if (text.includes("00")) text = redactPhones(text, LATER_00_PHONE, later00Length, true, anywhere);
   text = text.replace(NANP_PHONE, PHONE_TOKEN);
-  return text.includes("0") ? redactPhones(text, NATIONAL_PHONE, nationalLength) : text;
+  if (!text.includes("0")) return text;
+  return redactPhones(text, NATIONAL_PHONE, nationalLength, true, anywhere);
 }
+
+const redactPhonesAnywhere = (text) => redactLaterPhones(text, true);
 
 function redactInternationalPhones(text) {
   if (!text.includes("+") && !text.includes("00")) return text;
@@ -746,7 +797,7 @@ function prefixSums(digits, parity) {
 // --- SSN and ITIN ---------------------------------------------------------------------------------
 
 const SSN =
-  /[0-9](?<![0-9][0-9])(?:(?<!\.[0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}|[0-9]{2}( ?)[0-9]{2}\2[0-9]{4})(?![0-9])/g;
+  /[0-9](?<![0-9][0-9])(?:(?<![0-9]\.[0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}|[0-9]{2}( ?)[0-9]{2}\2[0-9]{4})(?![0-9])/g;
 const ITIN_GROUPS = new Set([
   ...Array.from({ length: 16 }, (_, i) => 50 + i),
   ...Array.from({ length: 19 }, (_, i) => 70 + i),
@@ -796,15 +847,49 @@ function digitPasses(text) {
   const out = [];
   let cursor = 0;
   for (const [start, end, longest] of windows) {
-    let piece = text.slice(start, end);
-    for (const [shortest, redact] of WINDOW_PASSES) {
-      if (longest >= shortest) piece = redact(piece);
-    }
+    const piece = readWindow(text.slice(start, end), longest, WINDOW_PASSES, PHONES_FIRST);
     out.push(text.slice(cursor, start), piece);
     cursor = end;
   }
   out.push(text.slice(cursor));
   return out.join("");
+}
+
+/** The window's passes, read again with the phones first when digits are left (`read_window`). */
+function readWindow(piece, longest, passes, again) {
+  const first = read(piece, longest, passes);
+  if (first === piece || !/[0-9]/.test(first)) return first;
+  const second = read(piece, longest, again);
+  return countDigits(second) < countDigits(first) ? second : first;
+}
+
+function read(piece, longest, passes) {
+  for (const [shortest, redact] of passes) {
+    if (longest >= shortest) piece = redact(piece);
+  }
+  return piece;
+}
+
+function countDigits(text) {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 48 && code <= 57) count++;
+  }
+  return count;
+}
+
+/** The UTF-16 index `count` code points before `index` (0 at most). */
+function codePointsBefore(text, index, count) {
+  for (let step = 0; step < count && index > 0; step++) index -= charBefore(text, index).length;
+  return index;
+}
+
+/** The UTF-16 index `count` code points after `index`, one unit a step past the end (Python's
+ * `end + count`, which a slice then clamps). */
+function codePointsAfter(text, index, count) {
+  for (let step = 0; step < count; step++) index += index < text.length ? charAt(text, index).length : 1;
+  return index;
 }
 
 const countOf = (text, char) => text.split(char).length - 1;
@@ -825,12 +910,15 @@ function digitWindows(text) {
       const group = chain[0];
       digits -= countOf(group, " ") + countOf(group, "-") + countOf(group, ".") + countOf(group, "/");
     }
-    start = start > WINDOW_BEFORE ? start - WINDOW_BEFORE : 0;
+    // Code points, as Python counts them: a window's edges (and so which windows merge) are the
+    // same around an astral character.
+    start = codePointsBefore(text, start, WINDOW_BEFORE);
+    const after = codePointsAfter(text, end, WINDOW_AFTER);
     if (start <= last[1]) {
-      last[1] = end + WINDOW_AFTER;
+      last[1] = after;
       last[2] = Math.max(last[2], digits);
     } else {
-      last = [start, end + WINDOW_AFTER, digits];
+      last = [start, after, digits];
       windows.push(last);
     }
   }
@@ -839,9 +927,17 @@ function digitWindows(text) {
 
 const PASSES = [redactSecrets, redactEmails, redactIpv6, digitPasses];
 const WINDOW_PASSES = [
-  [8, redactInternationalPhones],
-  [4, redactIpv4],
+  [4, redactIpv4], // 1.1.1.1; first, so a phone number cannot run into an address
+  [8, redactInternationalPhones], // 8 digits at least
   [CARD_MIN, redactCards],
   [9, redactSsns],
   [9, redactNorthAmericanPhones], // 10 digits; national and later 00 numbers from 9
+];
+// The second reading of a window (readWindow): every phone first.
+const PHONES_FIRST = [
+  WINDOW_PASSES[0], // IPv4
+  WINDOW_PASSES[1], // international
+  [9, redactPhonesAnywhere], // the later phone passes, in any digit group
+  WINDOW_PASSES[3], // SSN
+  WINDOW_PASSES[2], // cards
 ];
