@@ -116,6 +116,7 @@ def test_the_pages_javascript_examples_run_under_node_test(
 def test_the_pages_typescript_examples_type_check_against_the_installed_package(
     app: Path, example: str
 ) -> None:
+    """Over 10 s: one `tsc --strict` run per example, against the package as npm installed it."""
     options = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext"]
     options += ["--target", "es2022", "--types", "node"]
     result = run([tsc(), *options, example], cwd=app, timeout=180)

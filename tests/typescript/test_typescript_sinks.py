@@ -74,6 +74,8 @@ def stored_ids(store: str) -> list[str]:
 def test_the_http_sink_survives_the_endpoint_going_away_and_coming_back(
     keys_file: Path, tmp_path: Path
 ) -> None:
+    """Over 10 s: a real serve-ingest started, killed with SIGKILL mid-stream and started again
+    on its port, with the node sink retrying through the gap and the store drained at the end."""
     store, log_dir, port = str(tmp_path / "events.duckdb"), tmp_path / "log", free_port()
     service = start_service_on(store, keys_file, port, log_dir)
     driver = Driver(f"http://127.0.0.1:{port}/v1/events", FAST_RETRIES)
