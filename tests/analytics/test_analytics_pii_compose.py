@@ -70,5 +70,37 @@ def test_two_cleaned_messages_joined_by_any_separator_are_cleaned(
             and second.text == second.items[0].text
         )
     )
+    assume(not _number_read_across_the_join(first, separator, second))
     stripped = strip_pii(joined.text)
     assert not leaks(joined, stripped), (separator[0], stripped)
+
+
+_DIGITS_THEN_PUNCTUATION = re.compile(r"[0-9][^\sA-Za-z0-9]{1,3}\Z|[0-9]\s+/\s+\Z")
+
+
+def _number_read_across_the_join(
+    first: Message, separator: tuple[str, Message], second: Message
+) -> bool:
+    """The open class (``OPEN_LEAKS`` below): a phone number right after other digits with only
+    punctuation between is read from the digits before it, and its last group stays. Left out
+    of the property until the stripper handles it; ``OPEN_LEAKS`` pins it meanwhile."""
+    before = first.text + separator[1].text
+    starts_a_phone = bool(second.items) and second.items[0].kind == "phone"
+    return starts_a_phone and bool(_DIGITS_THEN_PUNCTUATION.search(before))
+
+
+OPEN_LEAKS = [
+    "001 00 0000 000(000-000-0000",  # a number, "(", a North American number
+    "0.0.7.145:133 / 053 3574 9698",  # a port, " / ", a number: "133 / 053 3574" is read
+    "0033.(1).11.17.10.18",  # a French number with dots, read as an IP address
+]
+"""Leaks the generators found that the stripper does not mend yet (issue 29, part 7; the
+closing note of that stop). Each is expected to leak: when the stripper mends one, its test
+passes, the strict mark fails it, and the exclusion above must go."""
+
+
+@pytest.mark.xfail(strict=True, reason="an open leak class of issue 29, part 7")
+@pytest.mark.parametrize("text", OPEN_LEAKS)
+def test_an_open_leak_class_still_leaks(text: str) -> None:
+    stripped = strip_pii(text)
+    assert not any(c.isdigit() for c in re.sub(r"\[[A-Z_]+\]", "", stripped)), stripped
