@@ -105,7 +105,7 @@ def faults(session: nox.Session) -> None:
     failed in turn (ENOSPC, EIO, EDQUOT, EMFILE, a kill); and the stateful Hypothesis machines
     of endpoint + log + loader + engine and of the recording proxy. Prints each sweep's fault
     points. ``TOOLCALL_SPEC_FAULTS_PROFILE`` picks another Hypothesis profile."""
-    session.install("-e", ".[all,test]")
+    session.install("-e", ".[all,test,docs]")  # docs: every test module is collected
     if shutil.which("npm") is not None:
         _npm_ci(session)
     env = {"TOOLCALL_SPEC_HYPOTHESIS_PROFILE": FAULTS_PROFILE}
