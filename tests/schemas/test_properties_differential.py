@@ -63,6 +63,7 @@ def test_near_misses_are_mostly_invalid(kind: Kind) -> None:
         drawn.append(document)
 
     collect()
-    # 0.7, not 0.75: tool-call-event measured 0.74 in full runs (0.75 and more alone), its draws
-    # moved by what ran before in the same worker in spite of derandomize (not yet explained).
+    # 0.7, not 0.75: tool-call-event measured 0.74 in full runs (0.75 and more alone): its draws
+    # move with the modules a worker imported before, in spite of derandomize (Hypothesis's
+    # local-constants pool: tests/support/search.py).
     assert invalid_fraction(oracle(kind), drawn) >= 0.7
