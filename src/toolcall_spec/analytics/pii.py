@@ -117,6 +117,13 @@ def strip_pii_deep(value: object, _depth: int = 0) -> object:
     return value
 
 
+def strip_secrets(text: str) -> str:
+    """``text`` with the secrets alone replaced by ``SECRET_TOKEN`` (API keys, JWTs, cloud key
+    ids, ``Bearer``/``Basic`` credentials, ``user:pass@`` in a URL): the first pass of
+    ``strip_pii``, for a recording that keeps other PII unless asked (``record --redact``)."""
+    return _redact_secrets(text)
+
+
 def _strip_integer(value: int) -> int | str:
     digits = str(value)
     if len(digits.lstrip("-")) < _SHORTEST_NUMERIC_PII:

@@ -1,10 +1,11 @@
-"""``toolcall-spec record --out SUITE [--events FILE|URL] [--redact] -- SERVER CMD...``: a
-recording MCP proxy. Over stdio the client launches this command as its MCP server and it
-launches the real one (``-- SERVER CMD...``); with ``--upstream URL`` it serves streamable HTTP
-on loopback (``--host``/``--port``) and forwards to the MCP server at URL.
+"""``toolcall-spec record --out SUITE [--events FILE|URL] [--redact] [--keep-secrets] --
+SERVER CMD...``: a recording MCP proxy. Over stdio the client launches this command as its MCP
+server and it launches the real one (``-- SERVER CMD...``); with ``--upstream URL`` it serves
+streamable HTTP on loopback (``--host``/``--port``) and forwards to the MCP server at URL.
 
 Every message passes both ways unchanged; each ``tools/call`` becomes a fixture entry of SUITE
-(one task per client session, failures as ``isError: true``). As calls are answered they are
+(one task per client session, failures as ``isError: true``), with its secrets recorded as
+``[SECRET_REDACTED]`` unless ``--keep-secrets`` (``mcp.secrets``). As calls are answered they are
 appended to ``SUITE.journal`` (durably, before the client sees the answer); at exit SUITE is
 written from it (atomically, durably) and the journal removed. A recording failure (a full
 disk, a result JSON cannot hold) is a warning on stderr and never ends the session; the count is
@@ -67,6 +68,13 @@ def register(subparsers: Any) -> str:
         "--redact", action="store_true", help="strip PII from the recorded responses"
     )
     parser.add_argument(
+        "--keep-secrets",
+        action="store_true",
+        help="record secrets as they are; by default a value under a secret's name (password, "
+        "apiKey, access_token ...) and a key or Bearer credential in any string is recorded as "
+        "[SECRET_REDACTED], and serve-fixtures matches the call that held it all the same",
+    )
+    parser.add_argument(
         "--sync",
         choices=("answer", "exit"),
         default="answer",
@@ -124,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         out,
         suite_id=args.suite_id or recorded_suite_id(out.stem),
         redact=args.redact,
+        keep_secrets=args.keep_secrets,
         events=events,
         warn=warn,
         sync=args.sync == "answer",

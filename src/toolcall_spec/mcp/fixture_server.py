@@ -44,6 +44,7 @@ from toolcall_spec.host.reference import (
     served_failure,
     served_success,
 )
+from toolcall_spec.mcp.secrets import redact_secrets, serve_matching
 from toolcall_spec.processes import STOP_SIGNALS, StopSignals
 from toolcall_spec.replay.events import (
     FIXTURE_MISS,
@@ -176,7 +177,8 @@ class FixtureReplay:
         ``agent.tool-returned``). A JSON-RPC error of the live server is logged, then raised."""
         self.calls += 1
         call_id = f"{self.task_id}-{self.calls}"
-        called = tool_called_payload(self.agent_id, tool, call_id, args, hooks=True)
+        # The log keeps no secret of the call either (what record would not write).
+        called = tool_called_payload(self.agent_id, tool, call_id, redact_secrets(args), hooks=True)
         called["transport"] = "mcp"
         self.log.append(TOOL_CALLED, called)
         start = self.clock()
@@ -206,7 +208,7 @@ class FixtureReplay:
     async def _resolve(
         self, tool: str, args: dict[str, Any]
     ) -> tuple[CallResult, types.CallToolResult]:
-        served = self.server.serve(tool, args)
+        served = serve_matching(self.server, tool, args)
         if isinstance(served, Miss):
             return await self._answer_miss(tool, args)
         answer = served_failure(served) if served.is_error else served_success(served)

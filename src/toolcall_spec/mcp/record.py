@@ -19,6 +19,9 @@ session it belongs to, and tell it when a session or the server ends. The record
 - never stops the session it records: a recording failure (a full disk, an I/O error, a result
   JSON cannot hold) is a warning on stderr and a count (``failures``), the call stays queued for
   the next write when the disk was at fault, and forwarding goes on;
+- keeps secrets out of what it records unless told ``keep_secrets`` (``.secrets``: a value
+  under a secret's name, a key or credential spelled out in any string), in the arguments and the
+  answer alike, so neither the journal nor the suite ever holds one;
 - optionally strips PII from the recorded responses and emits one analytics ``tool_call`` event
   per call.
 
@@ -48,6 +51,7 @@ from toolcall_spec.analytics.events import EventFactory
 from toolcall_spec.analytics.pii import strip_pii, strip_pii_deep
 from toolcall_spec.analytics.sinks import Sink, deliver
 from toolcall_spec.clock import new_uuid
+from toolcall_spec.mcp.secrets import redact_secrets
 from toolcall_spec.replay.journal import (
     FIRST_PAGE,
     NEXT_PAGE,
@@ -148,6 +152,7 @@ class Recorder:
         *,
         suite_id: str,
         redact: bool = False,
+        keep_secrets: bool = False,
         events: Sink | None = None,
         warn: Warn | None = None,
         sync: bool = True,
@@ -159,6 +164,7 @@ class Recorder:
         self.journal = journal_path(out)
         self.suite_id = suite_id
         self.redact = redact
+        self.keep_secrets = keep_secrets
         self.events = events
         self.warn: Warn = warn or (lambda _message: None)
         self.factory = EventFactory()
@@ -346,6 +352,7 @@ class Recorder:
         """Record the call's outcome: its journal line, durable (``durable``) before its answer
         is forwarded."""
         latency_ms = (time.perf_counter() - call.started) * 1000.0
+        call.args = self._without_secrets(call.args)
         if failure is None:
             recorded = RecordedCall.answered(call.tool, call.args, self._redacted(result))
         else:
@@ -366,7 +373,11 @@ class Recorder:
             self.dropped += 1
         self._emit(state, call, result, failure, latency_ms)
 
+    def _without_secrets(self, value: Any) -> Any:
+        return value if self.keep_secrets else redact_secrets(value)
+
     def _redacted(self, value: Any) -> Any:
+        value = self._without_secrets(value)
         return redact_result(value) if self.redact else value
 
     def _emit(
