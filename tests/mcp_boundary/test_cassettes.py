@@ -416,3 +416,30 @@ def test_a_cassette_without_a_call_is_refused_with_the_reason(
     assert run.returncode == 1
     assert run.stdout == ""
     assert "holds no tools/call" in run.stderr
+
+
+@pytest.mark.requirement("toolcall-spec.requirement.mcp.record-secrets-kept-out")
+@pytest.mark.parametrize("keep_secrets", [False, True])
+def test_an_imported_cassette_keeps_secrets_out_unless_asked(
+    tmp_path: Path, keep_secrets: bool
+) -> None:
+    """``promote --from CASSETTE`` redacts secrets as ``record`` does; ``--keep-secrets`` not."""
+    params = {
+        "name": "sign_in",
+        "arguments": {"user": "ada", "apiKey": "sk-live-0123456789abcdefgh"},
+    }
+    transcript = {
+        "meta": {"version": 1},
+        "messages": [
+            vcr_message("c2s", 1, method="tools/call", params=params),
+            vcr_result(1, "use Authorization: Bearer eyJtok.eyJbody.sig"),
+        ],
+    }
+    cassette = tmp_path / "session.json"
+    cassette.write_text(json.dumps(transcript))
+    flags = ["--keep-secrets"] if keep_secrets else []
+    run = run_cli("promote", "--from", "mcp-vcr", *flags, cassette)
+    assert run.returncode == 0, run.stderr
+    secrets = ("sk-live-0123456789abcdefgh", "eyJtok.eyJbody.sig")
+    assert all((secret in run.stdout) is keep_secrets for secret in secrets)
+    assert ('"user":"ada"' in run.stdout.replace(" ", "")) is True

@@ -60,6 +60,12 @@ def register(subparsers: Any) -> str:
     parser.add_argument(
         "--suite-id", metavar="ID", help="the suite id (default: recorded.evals.<RUNLOG's name>)"
     )
+    parser.add_argument(
+        "--keep-secrets",
+        action="store_true",
+        help="with a cassette: keep its secrets; by default they are [SECRET_REDACTED], as "
+        "record writes them",
+    )
     add_jsonl_option(parser)
     return "promote"
 
@@ -151,6 +157,7 @@ def _import_cassette(args: argparse.Namespace) -> int:
         document,
         fmt=None if args.source_format == "cassette" else args.source_format,
         suite_id=args.suite_id or recorded_suite_id(label),
+        keep_secrets=args.keep_secrets,
     )
     for problem in [*result.problems, *result.warnings]:
         print(f"{args.runlog}: {problem}", file=sys.stderr)

@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from toolcall_spec.json_paths import format_path
 from toolcall_spec.mcp.record import INITIALIZE, TOOLS_CALL, TOOLS_LIST, client_name
+from toolcall_spec.mcp.secrets import redact_secrets
 from toolcall_spec.problems import Problem
 from toolcall_spec.replay.promote import RecordedCall, RecordedTask, recorded_suite
 
@@ -167,10 +168,16 @@ def detect_format(document: Any) -> str | None:
 
 
 def import_cassette(
-    document: Any, *, fmt: str | None = None, suite_id: str, label: str | None = None
+    document: Any,
+    *,
+    fmt: str | None = None,
+    suite_id: str,
+    label: str | None = None,
+    keep_secrets: bool = False,
 ) -> CassetteImport:
     """The suite reproducing a cassette's ``tools/call`` traffic: one task (the cassette's
-    session, named by ``label`` or the recorded client's name), one entry per call in order."""
+    session, named by ``label`` or the recorded client's name), one entry per call in order;
+    its secrets redacted as ``record`` redacts them (``.secrets``) unless ``keep_secrets``."""
     name = fmt or detect_format(document)
     if name is None:
         shapes = "; ".join(f"{key}: {value.shape}" for key, value in FORMATS.items())
@@ -184,7 +191,7 @@ def import_cassette(
         return CassetteImport(
             None, [Problem(format_path([]), f"not a cassette of {name}: expected {chosen.shape}")]
         )
-    reading = _Reading()
+    reading = _Reading(keep_secrets=keep_secrets)
     for where, request, response in chosen.exchanges(document):
         reading.exchange(where, request, response)
     if reading.problems:
@@ -203,6 +210,10 @@ class _Reading:
     warnings: list[Problem] = field(default_factory=list)
     client: str | None = None
     tools: list[Any] | None = None
+    keep_secrets: bool = False
+
+    def _kept(self, value: Any) -> Any:
+        return value if self.keep_secrets else redact_secrets(value)
 
     def exchange(self, where: Place, request: Any, response: Any) -> None:
         if not isinstance(request, Mapping):
@@ -227,9 +238,9 @@ class _Reading:
             return
         # A call without arguments is a call with none, as `record` records it: {} (exact).
         args = params.get("arguments") if isinstance(params, Mapping) else None
-        args = {} if args is None else args
+        args = self._kept({} if args is None else args)
         if isinstance(response, Mapping) and isinstance(response.get("result"), Mapping):
-            self.calls.append(RecordedCall.answered(name, args, response["result"]))
+            self.calls.append(RecordedCall.answered(name, args, self._kept(response["result"])))
             return
         if isinstance(response, Mapping) and "error" in response:
             failure: dict[str, Any] = {"error": response["error"]}
@@ -244,4 +255,4 @@ class _Reading:
                 severity="warning",
             )
         )
-        self.calls.append(RecordedCall.failed(name, args, failure))
+        self.calls.append(RecordedCall.failed(name, args, self._kept(failure)))
