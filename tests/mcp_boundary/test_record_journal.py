@@ -19,7 +19,12 @@ from support.recording import CLI, RAW_SERVER, RawClient, flags, load_suite, rec
 
 from toolcall_spec.filesystem import FAULTS_VARIABLE, FaultPlan, read_count
 from toolcall_spec.mcp.record import Recorder
-from toolcall_spec.replay.journal import journal_path, read_journal
+from toolcall_spec.replay.journal import (
+    journal_path,
+    read_journal,
+    read_suite_source,
+    suite_bytes,
+)
 
 ON_DISK = pytest.mark.requirement("toolcall-spec.requirement.record.written-as-answered")
 TRANSPARENT = pytest.mark.requirement("toolcall-spec.requirement.record.transparent")
@@ -159,6 +164,35 @@ def test_a_journal_is_read_in_the_suites_place_only_while_it_is_newer(tmp_path: 
     hour_ago = time.time() - 3600
     os.utime(journal_path(out), (hour_ago, hour_ago))  # a journal older than the suite
     assert load_suite(out)["suiteId"] == "recorded.evals.finished"
+
+
+def _same_time(*paths: Path) -> None:
+    """Stamp ``paths`` with one modification time, as a file system's clock tick does to files
+    written within it."""
+    stamp = time.time_ns()
+    for path in paths:
+        os.utime(path, ns=(stamp, stamp))
+
+
+def test_a_journal_written_in_the_suites_clock_tick_is_read_by_its_contents(
+    tmp_path: Path,
+) -> None:
+    """A tie of modification times (a recording killed within a clock tick of the last one's
+    exit: seen on CI) is decided by what the files hold: a journal of other calls is a later
+    recording and is read; the journal of the suite itself (its removal failed) is not."""
+    out = tmp_path / "recorded.json"
+    recorder = Recorder(out, suite_id="recorded.evals.finished")
+    recorder.open_session("s")
+    recorder.close()
+    _killed_recording(out, answered=2)
+    _same_time(out, journal_path(out))
+    suite, notes = read_suite_source(str(out))
+    assert suite["suiteId"] == "recorded.evals.killed"
+    assert any("journal of an unfinished recording" in note for note in notes)
+
+    out.write_bytes(suite_bytes(suite))  # the suite written from that journal, which stays
+    _same_time(out, journal_path(out))
+    assert read_suite_source(str(out)) == (suite, [])
 
 
 @ON_DISK

@@ -336,13 +336,16 @@ def journal_source(source: str) -> tuple[Any, list[str]] | None:
     notes), or ``None`` when ``source`` is to be read as a suite document."""
     path = Path(source)
     journal = journal_path(path)
-    if _newer(journal, path):
+    newer = _newer(journal, path)
+    if newer is not False:
         try:
             read = _read_journal_file(journal)
         except DocumentError as exc:  # killed before its first line was durable: nothing in it
             if not path.exists():
                 raise DocumentError(f"no suite, and its journal {journal.name}: {exc}") from None
         else:
+            if newer is None and _holds(path, read.suite):
+                return None  # the journal of this very suite, left behind: read the suite
             note = f"{source}: read from {journal.name}, the journal of an unfinished recording"
             return read.suite, [note, *_notes(str(journal), read)]
     if not _starts_as_journal(path):
@@ -359,15 +362,28 @@ def _starts_as_journal(path: Path) -> bool:
         return False
 
 
-def _newer(journal: Path, suite: Path) -> bool:
+def _newer(journal: Path, suite: Path) -> bool | None:
+    """Whether ``journal`` was written after ``suite``; ``None`` for a tie. A file system stamps
+    times by its clock tick (4 ms and more), so a recording killed within a tick of the last
+    one's exit ties with the suite that one wrote: the contents then decide (``_holds``)."""
     try:
         written = journal.stat().st_mtime_ns
     except OSError:
         return False
     try:
-        return written > suite.stat().st_mtime_ns  # a tie: the suite, written last at exit
+        suite_written = suite.stat().st_mtime_ns
     except OSError:
         return True
+    return None if written == suite_written else written > suite_written
+
+
+def _holds(path: Path, suite: Any) -> bool:
+    """Whether the suite file ``path`` holds ``suite``: a journal whose removal failed after its
+    suite was written (or was cut short by a kill) is that suite, not a later recording."""
+    try:
+        return bool(parse_json(_read_file(path)) == suite)
+    except (DocumentError, OSError):
+        return False
 
 
 def _read_journal_file(path: Path) -> JournalRead:
