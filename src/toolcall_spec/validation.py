@@ -290,8 +290,56 @@ def _suite_deprecated_on_miss(document: Any) -> Iterator[Problem]:
             )
 
 
+def recorded_tool_list_problems(document: Any) -> Iterator[Problem]:
+    """The tool list a recording keeps in a task's opaque input (``input.mcp.tools``, MCP
+    ``Tool`` objects, what ``serve-fixtures`` lists and ``verify`` compares with the live
+    server's) must be one: a list of objects, each with a non-empty string ``name``, unique in the
+    list, and an object ``inputSchema``. The suite schema cannot say so (OpenWOP keeps ``input``
+    opaque): a warning for ``validate``, an error for the commands that read the list."""
+    for t, task in enumerate(document.get("tasks", [])):
+        task_input = task.get("input")
+        mcp_part = task_input.get("mcp") if isinstance(task_input, dict) else None
+        if not isinstance(mcp_part, dict) or "tools" not in mcp_part:
+            continue
+        where: list[str | int] = ["tasks", t, "input", "mcp", "tools"]
+        tools = mcp_part["tools"]
+        if not isinstance(tools, list):
+            yield _tool_list_problem(where, "the recorded tool list is not an array")
+            continue
+        names: set[str] = set()
+        for i, tool in enumerate(tools):
+            yield from _recorded_tool_problems([*where, i], tool, names)
+
+
+def _recorded_tool_problems(
+    where: list[str | int], tool: Any, names: set[str]
+) -> Iterator[Problem]:
+    if not isinstance(tool, dict):
+        yield _tool_list_problem(where, "a recorded tool is an object (an MCP Tool)")
+        return
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        yield _tool_list_problem([*where, "name"], "a recorded tool needs a non-empty name")
+    elif name in names:
+        yield _tool_list_problem([*where, "name"], f"the tool {name!r} is listed twice")
+    else:
+        names.add(name)
+    if not isinstance(tool.get("inputSchema"), dict):
+        yield _tool_list_problem(
+            [*where, "inputSchema"], "a recorded tool's inputSchema is an object"
+        )
+
+
+def _tool_list_problem(where: list[str | int], message: str) -> Problem:
+    return Problem(format_path(where), message, "warning")
+
+
 WARNINGS: dict[Kind, tuple[Callable[[Any], Iterable[Problem]], ...]] = {
-    "suite": (_suite_success_entry_carries_is_error, _suite_deprecated_on_miss),
+    "suite": (
+        _suite_success_entry_carries_is_error,
+        _suite_deprecated_on_miss,
+        recorded_tool_list_problems,
+    ),
 }
 
 

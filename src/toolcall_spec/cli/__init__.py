@@ -53,6 +53,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "serve_fixtures_cmd",
         "serve a suite task's fixtures as an MCP server (stdio or streamable HTTP)",
     ),
+    "verify": (
+        "verify_cmd",
+        "send a recorded suite's calls to the live MCP server: isError flips, changed content, "
+        "tool-contract changes",
+    ),
     "new": ("new_cmd", "start a document from a template (a suite)"),
     "completion": ("completion_cmd", "print the shell completion script for bash, zsh or fish"),
 }
@@ -78,6 +83,8 @@ EXIT_1: dict[str, str] = {
     "started again, more than 10 restarts in a minute)",
     "record": "the MCP server ended the session before the client did",
     "serve-fixtures": "the suite is invalid (each problem is printed on stderr)",
+    "verify": "what --fail-on names was found (breaking, the default: an isError flip, a removed "
+    "tool, a breaking inputSchema change; changed: any difference)",
     "new": "(not used)",
     "completion": "(not used)",
 }

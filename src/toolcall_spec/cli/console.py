@@ -6,6 +6,7 @@ import argparse
 import io
 import json
 import sys
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -167,9 +168,28 @@ def http_url(text: str) -> str:
     return text
 
 
+class LiveCommandAfterDashes(argparse.ArgumentParser):
+    """Everything after the first ``--`` is the live server's command (``live_command``),
+    whether options come before or after SUITE (argparse alone takes the positionals in one go
+    and then refuses a ``--`` that follows an option)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        arguments = list(sys.argv[1:] if args is None else args)
+        command: list[str] = []
+        if "--" in arguments:
+            cut = arguments.index("--")
+            arguments, command = arguments[:cut], arguments[cut + 1 :]
+        parsed, extras = super().parse_known_args(arguments, namespace)
+        parsed.live_command = command
+        return parsed, extras
+
+
 __all__ = [
     "JSONL_HINT",
     "DocumentError",
+    "LiveCommandAfterDashes",
     "add_jsonl_option",
     "fail",
     "http_url",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from toolcall_spec.cli.console import (
-    DocumentError,
+    LiveCommandAfterDashes,
     fail,
     http_url,
     port_number,
 )
-from toolcall_spec.cli.suite_input import read_suite
+from toolcall_spec.cli.suite_input import valid_suite
 from toolcall_spec.filesystem import write_file_atomically
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def register(subparsers: Any) -> str:
         "MCP server (stdio) that answers misses under onMiss: live.",
         usage="toolcall-spec serve-fixtures SUITE [options] [-- LIVE SERVER CMD...]",
     )
-    parser.__class__ = _LiveCommandAfterDashes
+    parser.__class__ = LiveCommandAfterDashes
     parser.add_argument(
         "suite", metavar="SUITE", help="the suite JSON file (or a recording's journal)"
     )
@@ -93,24 +93,6 @@ def _agent_id(text: str) -> str:
     return text
 
 
-class _LiveCommandAfterDashes(argparse.ArgumentParser):
-    """Everything after the first ``--`` is the live server's command, whether options come
-    before or after SUITE (argparse alone takes the positionals in one go and then refuses a
-    ``--`` that follows an option)."""
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        arguments = list(sys.argv[1:] if args is None else args)
-        command: list[str] = []
-        if "--" in arguments:
-            cut = arguments.index("--")
-            arguments, command = arguments[:cut], arguments[cut + 1 :]
-        parsed, extras = super().parse_known_args(arguments, namespace)
-        parsed.live_command = command
-        return parsed, extras
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         from toolcall_spec.mcp.fixture_server import (  # noqa: PLC0415
@@ -124,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
             "pip install 'toolcall-spec[mcp]'"
         )
         return 2
-    suite = _valid_suite(args.suite)
+    suite = valid_suite(args.suite)
     if isinstance(suite, int):
         return suite
     try:
@@ -143,23 +125,6 @@ def run(args: argparse.Namespace) -> int:
         if sock is None:
             return 2
     return _serve(replay, args, sock)
-
-
-def _valid_suite(source: str) -> Any:
-    """The suite, or the exit code when it cannot be read (2) or is invalid (1)."""
-    from toolcall_spec.validation import validate  # noqa: PLC0415
-
-    try:
-        suite = read_suite(source)
-    except DocumentError as exc:
-        fail(f"{source}: {exc}")
-        return 2
-    problems = validate(suite, "suite")
-    for problem in problems:
-        print(f"{source}: {problem}", file=sys.stderr)
-    if any(problem.severity == "error" for problem in problems):
-        return 1
-    return suite
 
 
 def _live_problem(args: argparse.Namespace, on_miss: str) -> str | None:

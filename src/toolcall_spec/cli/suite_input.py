@@ -4,9 +4,10 @@ of a recording (``SUITE.journal``, read in SUITE's place while it is newer, or n
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from toolcall_spec.cli.console import fail, read_document
+from toolcall_spec.cli.console import DocumentError, fail, read_document
 from toolcall_spec.replay.journal import journal_source
 
 
@@ -19,4 +20,22 @@ def read_suite(source: str) -> Any:
     suite, notes = found
     for note in notes:
         fail(note)
+    return suite
+
+
+def valid_suite(source: str, *, invalid: int = 1) -> Any:
+    """The suite ``source`` names, validated; each problem goes to stderr. The exit status
+    instead when it cannot be read (2) or is invalid (``invalid``)."""
+    from toolcall_spec.validation import validate  # noqa: PLC0415  (the validators: only here)
+
+    try:
+        suite = read_suite(source)
+    except DocumentError as exc:
+        fail(f"{source}: {exc}")
+        return 2
+    problems = validate(suite, "suite")
+    for problem in problems:
+        print(f"{source}: {problem}", file=sys.stderr)
+    if any(problem.severity == "error" for problem in problems):
+        return invalid
     return suite

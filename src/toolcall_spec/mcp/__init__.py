@@ -13,6 +13,8 @@ Modules, one concern each:
 - ``.http_proxy``: ``RecordingProxy``, the recording proxy over streamable HTTP (an ASGI app).
 - ``.fixture_server``: ``FixtureReplay`` and ``build_server``, the MCP server of
   ``toolcall-spec serve-fixtures``: a task's fixtures answering ``tools/call`` by the replay rules.
+- ``.verify``: ``verify``, ``judge_call``, ``judge_contract``: what ``toolcall-spec verify``
+  does, a recording's calls sent to the live server and judged against what was recorded.
 - ``.cassettes``: ``import_cassette``, cassettes of other MCP recorders (mcp-recorder, agent-vcr,
   mcp-vcr) into suites (``toolcall-spec promote --from``); plain JSON, no SDK needed.
 
