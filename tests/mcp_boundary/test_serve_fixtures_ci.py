@@ -21,11 +21,14 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 import anyio
 import mcp
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from support.cli import CLI, run_cli
 from support.recording import RawClient, child_env
 
 from toolcall_spec.cli.serve_fixtures_cmd import MISSED
+from toolcall_spec.mcp.fixture_server import FixtureReplay, build_server, select_task
+from toolcall_spec.replay.injection import parse_injection
 from toolcall_spec.validation import validate
 
 MISS_EXIT = pytest.mark.requirement("toolcall-spec.requirement.mcp.serve-fixtures-miss-exit")
@@ -44,7 +47,7 @@ FAIL_THEN_SUCCEED: list[dict[str, Any]] = [
 ]
 
 
-def write_suite(path: Path) -> Path:
+def write_suite_text() -> str:
     suite = {
         "suiteId": "demo.evals.serve-ci",
         "version": "1.0.0",
@@ -58,7 +61,11 @@ def write_suite(path: Path) -> Path:
             }
         ],
     }
-    path.write_text(json.dumps(suite), encoding="utf-8")
+    return json.dumps(suite)
+
+
+def write_suite(path: Path) -> Path:
+    path.write_text(write_suite_text(), encoding="utf-8")
     return path
 
 
@@ -298,3 +305,37 @@ def test_a_bad_spec_is_refused_before_serving_naming_the_part(
     assert run.returncode == 2
     assert f"bad --inject {spec!r}" in run.stderr
     assert named in run.stderr
+
+
+@INJECT
+def test_a_client_timeout_during_a_delay_is_logged_and_its_retry_gets_the_recording() -> None:
+    """A timeout is a delay longer than the client waits: the client gives up (cancelling the
+    call), the call is still paired with its return in the log, and no entry was consumed."""
+    suite = json.loads(write_suite_text())
+    replay = FixtureReplay(
+        suite,
+        select_task(suite, None),
+        injections=[parse_injection("tool=lookup,call=1,delay=3s")],
+    )
+    seen: list[Any] = []
+
+    async def main() -> None:
+        with anyio.fail_after(TIMEOUT):
+            async with mcp.Client(build_server(replay)) as client:
+                with pytest.raises(MCPError, match="Timed out"):
+                    await client.call_tool("lookup", {"id": 1}, read_timeout_seconds=0.3)
+                with anyio.fail_after(10):  # the server cancels the call in its own time
+                    while len(replay.log.events) < 2:
+                        await anyio.sleep(0.02)
+                retried = await client.call_tool("lookup", {"id": 1})
+                seen.append((retried.is_error, text(retried)))
+
+    anyio.run(main)
+    assert seen == [(True, "upstream down")]  # the recorded failure: the first entry
+    events = replay.log.events
+    assert [event["type"] for event in events] == ["agent.tool-called", "agent.tool-returned"] * 2
+    assert events[1]["payload"]["error"]["code"] == "toolcall-spec.call_cancelled"
+    for event in events:
+        assert [p for p in validate(event, "run-event") if p.severity == "error"] == []
+    summary = replay.summary()
+    assert (summary["injectedDelayCount"], summary["servedEntries"]) == (1, [0])

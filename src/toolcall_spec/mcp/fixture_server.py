@@ -46,6 +46,7 @@ from toolcall_spec.host.reference import (
 )
 from toolcall_spec.processes import STOP_SIGNALS, StopSignals
 from toolcall_spec.replay.events import (
+    CALL_CANCELLED,
     FIXTURE_MISS,
     INJECTED_FAILURE,
     TOOL_CALLED,
@@ -60,6 +61,7 @@ from toolcall_spec.replay.injection import Injection, selected
 
 if TYPE_CHECKING:
     import socket
+    from datetime import datetime
 
     from mcp.server.context import ServerRequestContext
 
@@ -181,7 +183,8 @@ class FixtureReplay:
 
     async def call(self, tool: str, args: dict[str, Any]) -> types.CallToolResult:
         """Answer one ``tools/call`` and log it (``agent.tool-called``, then
-        ``agent.tool-returned``). A JSON-RPC error of the live server is logged, then raised."""
+        ``agent.tool-returned``). A JSON-RPC error of the live server is logged, then raised; so is
+        the cancellation of a call the client gave up on (its timeout, during an injected delay)."""
         self.calls += 1
         call_id = f"{self.task_id}-{self.calls}"
         called = tool_called_payload(self.agent_id, tool, call_id, args, hooks=True)
@@ -191,12 +194,21 @@ class FixtureReplay:
         raised: BaseException | None = None
         try:
             answer, result = await self._injected_or_resolved(tool, args)
+        except anyio.get_cancelled_exc_class():
+            self._returned(tool, call_id, failure(CALL_CANCELLED), start)  # every call pairs
+            raise
         except Exception as exc:  # the live server's JSON-RPC error (or failure), passed on
             raised = jsonrpc_error(exc)
             answer = failure(TOOL_RAISED, miss=True, live=True)
             result = _wire_result(answer)
         if answer.miss:
             self.misses += 1
+        self._returned(tool, call_id, answer, start)
+        if raised is not None:
+            raise raised
+        return result
+
+    def _returned(self, tool: str, call_id: str, answer: CallResult, start: datetime) -> None:
         returned = tool_returned_payload(
             self.agent_id,
             tool,
@@ -207,9 +219,6 @@ class FixtureReplay:
             duration_ms=elapsed_ms(start, self.clock()),
         )
         self.log.append(TOOL_RETURNED, returned)
-        if raised is not None:
-            raise raised
-        return result
 
     async def _injected_or_resolved(
         self, tool: str, args: dict[str, Any]

@@ -25,6 +25,7 @@ from toolcall_spec.openwop_wire import (
 from toolcall_spec.typed import AgentToolCalled, AgentToolReturned, ErrorObject, RunEvent
 
 __all__ = [
+    "CALL_CANCELLED",
     "EVAL_COMPLETED",
     "EVAL_SCORED",
     "EVAL_STARTED",
@@ -70,6 +71,8 @@ TOOL_RAISED = ErrorCode(vendor_code("tool_raised"), "the live tool raised an exc
 """A live tool that raised instead of answering."""
 INJECTED_FAILURE = ErrorCode(vendor_code("injected_failure"), "a failure injected by --inject")
 """A call ``serve-fixtures --inject`` answered with a tool error of its own, not the recording's."""
+CALL_CANCELLED = ErrorCode(vendor_code("call_cancelled"), "the client cancelled the call")
+"""A call the client gave up on before it was answered (its timeout, a cancel notification)."""
 
 
 def args_hash(args: Any) -> str | None:
