@@ -90,13 +90,24 @@ EXIT_1: dict[str, str] = {
 }
 """What exit status 1 means for each subcommand; 0 and 2 mean the same everywhere."""
 
+EXIT_MORE: dict[str, dict[int, str]] = {
+    "serve-fixtures": {
+        3: "the session ended (stdin closed, SIGTERM) but a call missed the fixtures "
+        "(fixtureMissCount > 0)",
+    },
+}
+"""The statuses a subcommand has beyond 0, 1, 2 and 130 (serve-fixtures' 3 is
+``serve_fixtures_cmd.MISSED``; a test holds the two together)."""
+
 
 def exit_codes(command: str) -> str:
+    more = "".join(f"  {code}  {text}\n" for code, text in EXIT_MORE.get(command, {}).items())
     return (
         "exit status:\n"
         "  0  success\n"
         f"  1  {EXIT_1[command]}\n"
         "  2  usage error, unreadable or unparsable input, or an I/O error\n"
+        f"{more}"
         "  130  interrupted (Ctrl-C); no partial output file is left behind"
     )
 

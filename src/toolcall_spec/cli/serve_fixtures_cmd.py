@@ -1,5 +1,6 @@
-"""``toolcall-spec serve-fixtures SUITE [--task ID] [--log FILE] [--http] [-- LIVE SERVER CMD... |
---upstream URL]``: an MCP server answering ``tools/call`` from a task's fixtures.
+"""``toolcall-spec serve-fixtures SUITE [--task ID] [--log FILE] [--http] [--inject SPEC]...
+[-- LIVE SERVER CMD... | --upstream URL]``: an MCP server answering ``tools/call`` from a task's
+fixtures.
 
 Over stdio by default (an MCP client launches it as its server command); with ``--http``, streamable
 HTTP on loopback, printing ``serving on URL`` once the socket is bound (``--port 0``, the default,
@@ -7,9 +8,11 @@ picks a free port). A miss goes to the live server only under the task's ``onMis
 
 When the session ends (the client closes stdin, SIGTERM, Ctrl-C), ``--log FILE`` gets the run's
 event log and summary as one JSON object ``{"events": [...], "summary": {...}}``, written
-atomically. Exit 0 after a session (the client closed stdin, SIGTERM), 1 when the suite is invalid
-(each problem on stderr), 2 on a usage or I/O error (unknown task, ``onMiss: live`` without a live
-server, a port taken), 130 after Ctrl-C (SIGINT).
+atomically. ``--inject SPEC`` (replay/injection.py) answers chosen calls with a tool error of its
+own, or late. Exit 0 after a session (the client closed stdin, SIGTERM), 1 when the suite is
+invalid (each problem on stderr), 2 on a usage or I/O error (unknown task, ``onMiss: live`` without
+a live server, a port taken, a bad ``--inject``), 3 when the session ended so but a call missed
+the fixtures (``fixtureMissCount`` > 0: a CI run fails on it), 130 after Ctrl-C (SIGINT).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from toolcall_spec.cli.console import (
 )
 from toolcall_spec.cli.suite_input import valid_suite
 from toolcall_spec.filesystem import write_file_atomically
+from toolcall_spec.replay.injection import Injection, InjectSpecError, parse_injection
 
 if TYPE_CHECKING:
     import socket
@@ -78,7 +82,31 @@ def register(subparsers: Any) -> str:
         default="mcp-client",
         help="the agentId of the logged tool events (default mcp-client)",
     )
+    parser.add_argument(
+        "--inject",
+        metavar="SPEC",
+        type=_injection,
+        action="append",
+        default=[],
+        help="answer chosen calls with an injected tool error or a delay (repeatable): "
+        "KEY=VALUE joined by commas, keys tool (a name, or * for all; default *), "
+        "call (N, the Nth call of that tool from 1, or * for all; default *), "
+        "error (a bare error, or error=TEXT the client reads), delay (500ms, 2s, 1.5s). "
+        "e.g. tool=lookup,call=1,error=upstream down; tool=*,delay=2s. An injected error "
+        "consumes no fixture entry; counted as injectedErrorCount in --log",
+    )
     return "serve-fixtures"
+
+
+MISSED = 3
+"""The session ended as a success would (stdin closed, SIGTERM), but a call missed the fixtures."""
+
+
+def _injection(text: str) -> Injection:
+    try:
+        return parse_injection(text)
+    except InjectSpecError as exc:
+        raise argparse.ArgumentTypeError(f"bad --inject {text!r}: {exc}") from None
 
 
 AGENT_ID = re.compile(r"[A-Za-z0-9._~:-]{1,128}")
@@ -114,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     except NoTaskError as exc:
         fail(f"{args.suite}: {exc}")
         return 2
-    replay = FixtureReplay(suite, task, agent_id=args.agent_id)
+    replay = FixtureReplay(suite, task, agent_id=args.agent_id, injections=args.inject)
     problem = _live_problem(args, replay.on_miss)
     if problem is not None:
         fail(problem)
@@ -172,6 +200,10 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
         if args.log is not None:
             _write_log(replay, Path(args.log))
 
+    def end_on_signal(status: int) -> int:
+        write_log()
+        return _final_status(status, replay)
+
     live_named = bool(args.live_command or args.upstream)
     stage = ["connecting to the live server" if live_named else "serving"]
 
@@ -182,7 +214,7 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
             server = build_server(replay)
             if sock is None:
                 with _protocol_stdout():
-                    return await serve_stdio(server, on_stop=write_log)
+                    return await serve_stdio(server, on_stop=end_on_signal)
             serving = f"serving on {url_of(sock)}/mcp"
             return await serve_http(server, sock, ready=lambda: print(serving, flush=True))
 
@@ -194,7 +226,18 @@ def _serve(replay: FixtureReplay, args: argparse.Namespace, sock: socket.socket 
         code = 2
     finally:
         write_log()
-    return code
+    return _final_status(code, replay)
+
+
+def _final_status(status: int, replay: FixtureReplay) -> int:
+    """``MISSED`` instead of success when a call missed the fixtures (2 and 130 stay)."""
+    if status != 0 or not replay.misses:
+        return status
+    fail(
+        f"{replay.misses} of {replay.calls} calls missed the fixtures of task "
+        f"{replay.task_id!r} (fixtureMissCount): exit status {MISSED}"
+    )
+    return MISSED
 
 
 @contextmanager

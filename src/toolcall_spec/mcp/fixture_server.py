@@ -47,7 +47,9 @@ from toolcall_spec.host.reference import (
 from toolcall_spec.mcp.secrets import redact_secrets, serve_matching
 from toolcall_spec.processes import STOP_SIGNALS, StopSignals
 from toolcall_spec.replay.events import (
+    CALL_CANCELLED,
     FIXTURE_MISS,
+    INJECTED_FAILURE,
     TOOL_CALLED,
     TOOL_RAISED,
     TOOL_RETURNED,
@@ -56,9 +58,11 @@ from toolcall_spec.replay.events import (
     tool_returned_payload,
 )
 from toolcall_spec.replay.fixtures import FixtureServer, Miss
+from toolcall_spec.replay.injection import Injection, selected
 
 if TYPE_CHECKING:
     import socket
+    from datetime import datetime
 
     from mcp.server.context import ServerRequestContext
 
@@ -149,11 +153,17 @@ class FixtureReplay:
     agent_id: str = DEFAULT_AGENT_ID
     clock: Clock = utc_now
     ids: IdSource = random_id
+    injections: Sequence[Injection] = ()
+    """``--inject``: calls answered with an injected tool error, or late."""
     log: EventLog = field(init=False)
     server: FixtureServer = field(init=False)
     calls: int = field(default=0, init=False)
     misses: int = field(default=0, init=False)
     live_calls: int = field(default=0, init=False)
+    injected_errors: int = field(default=0, init=False)
+    injected_delays: int = field(default=0, init=False)
+    tool_calls: dict[str, int] = field(default_factory=dict, init=False)
+    """Calls so far, by tool name: the ordinals ``--inject call=N`` counts."""
 
     def __post_init__(self) -> None:
         self.server = FixtureServer.for_task(self.task)
@@ -174,7 +184,8 @@ class FixtureReplay:
 
     async def call(self, tool: str, args: dict[str, Any]) -> types.CallToolResult:
         """Answer one ``tools/call`` and log it (``agent.tool-called``, then
-        ``agent.tool-returned``). A JSON-RPC error of the live server is logged, then raised."""
+        ``agent.tool-returned``). A JSON-RPC error of the live server is logged, then raised; so is
+        the cancellation of a call the client gave up on (its timeout, during an injected delay)."""
         self.calls += 1
         call_id = f"{self.task_id}-{self.calls}"
         # The log keeps no secret of the call either (what record would not write).
@@ -184,13 +195,22 @@ class FixtureReplay:
         start = self.clock()
         raised: BaseException | None = None
         try:
-            answer, result = await self._resolve(tool, args)
+            answer, result = await self._injected_or_resolved(tool, args)
+        except anyio.get_cancelled_exc_class():
+            self._returned(tool, call_id, failure(CALL_CANCELLED), start)  # every call pairs
+            raise
         except Exception as exc:  # the live server's JSON-RPC error (or failure), passed on
             raised = jsonrpc_error(exc)
             answer = failure(TOOL_RAISED, miss=True, live=True)
             result = _wire_result(answer)
         if answer.miss:
             self.misses += 1
+        self._returned(tool, call_id, answer, start)
+        if raised is not None:
+            raise raised
+        return result
+
+    def _returned(self, tool: str, call_id: str, answer: CallResult, start: datetime) -> None:
         returned = tool_returned_payload(
             self.agent_id,
             tool,
@@ -201,9 +221,22 @@ class FixtureReplay:
             duration_ms=elapsed_ms(start, self.clock()),
         )
         self.log.append(TOOL_RETURNED, returned)
-        if raised is not None:
-            raise raised
-        return result
+
+    async def _injected_or_resolved(
+        self, tool: str, args: dict[str, Any]
+    ) -> tuple[CallResult, types.CallToolResult]:
+        """The answer by the replay rules, after the delay the injections give this call, or
+        their tool error instead (which consumes no entry: the next call gets the recorded one)."""
+        self.tool_calls[tool] = self.tool_calls.get(tool, 0) + 1
+        delay_ms, error = selected(self.injections, tool, self.tool_calls[tool], self.calls)
+        if delay_ms:
+            self.injected_delays += 1
+            await anyio.sleep(delay_ms / 1000)
+        if error is None:
+            return await self._resolve(tool, args)
+        self.injected_errors += 1
+        answer = failure(INJECTED_FAILURE, [{"type": "text", "text": error}])
+        return answer, _wire_result(answer)
 
     async def _resolve(
         self, tool: str, args: dict[str, Any]
@@ -230,8 +263,10 @@ class FixtureReplay:
         return replace(live_result(wire), miss=True), result
 
     def summary(self) -> dict[str, Any]:
-        """The run's figures: calls, misses (``fixtureMissCount``), live calls, and the fixture
-        entries served (in serving order) and left unconsumed (by index in ``toolResponses``)."""
+        """The run's figures: calls, misses (``fixtureMissCount``), live calls, the calls
+        ``--inject`` answered with an error or delayed (apart from recorded failures and misses),
+        and the fixture entries served (in serving order) and left unconsumed (by index in
+        ``toolResponses``)."""
         return {
             "suiteId": self.suite.get("suiteId"),
             "suiteVersion": self.suite.get("version"),
@@ -240,6 +275,9 @@ class FixtureReplay:
             "callCount": self.calls,
             "fixtureMissCount": self.misses,
             "liveCallCount": self.live_calls,
+            "injectedErrorCount": self.injected_errors,
+            "injectedDelayCount": self.injected_delays,
+            "injections": [injection.spec() for injection in self.injections],
             "servedEntries": list(self.server.served),
             "unconsumedEntries": self.server.unconsumed(),
         }
@@ -347,14 +385,16 @@ async def live_upstream(
 # -- running ------------------------------------------------------------------------------------
 
 
-async def serve_stdio(server: Server[Any], *, on_stop: Callable[[], None] = lambda: None) -> int:
+async def serve_stdio(
+    server: Server[Any], *, on_stop: Callable[[int], int] = lambda status: status
+) -> int:
     """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGINT arrives; the
     exit status by the CLI contract (0, or 130 after Ctrl-C).
 
     The SDK reads stdin in a worker thread that no cancellation reaches, so after a signal the
     process may be unable to leave by itself: if it has not ended ``STOP_GRACE_SECONDS`` later,
-    ``on_stop`` (the caller's end of session, e.g. writing the log) runs and the process exits
-    with that status."""
+    ``on_stop`` (the caller's end of session, e.g. writing the log) runs with that status and the
+    process exits with the status it returns (the caller may have its own, e.g. for misses)."""
     from mcp.server.stdio import stdio_server  # noqa: PLC0415
 
     stops = StopSignals()
@@ -370,7 +410,7 @@ STOP_GRACE_SECONDS: Final = 1.0
 
 
 async def _stop_on_signal(
-    scope: anyio.CancelScope, on_stop: Callable[[], None], stops: StopSignals
+    scope: anyio.CancelScope, on_stop: Callable[[int], int], stops: StopSignals
 ) -> None:
     with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
         async for signum in signals:
@@ -382,11 +422,12 @@ async def _stop_on_signal(
             return
 
 
-def _stop_now(on_stop: Callable[[], None], stops: StopSignals) -> None:
+def _stop_now(on_stop: Callable[[int], int], stops: StopSignals) -> None:
+    status = stops.exit_status()
     try:
-        on_stop()
+        status = on_stop(status)
     finally:
-        os._exit(stops.exit_status())  # the session ended on a signal: stdin may block forever
+        os._exit(status)  # the session ended on a signal: stdin may block forever
 
 
 async def serve_http(

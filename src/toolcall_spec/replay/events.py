@@ -25,10 +25,12 @@ from toolcall_spec.openwop_wire import (
 from toolcall_spec.typed import AgentToolCalled, AgentToolReturned, ErrorObject, RunEvent
 
 __all__ = [
+    "CALL_CANCELLED",
     "EVAL_COMPLETED",
     "EVAL_SCORED",
     "EVAL_STARTED",
     "FIXTURE_MISS",
+    "INJECTED_FAILURE",
     "SCHEMA_VERSION",
     "TOOL_CALLED",
     "TOOL_FAILED",
@@ -67,6 +69,10 @@ FIXTURE_MISS = ErrorCode(vendor_code("fixture_miss"), "no fixture entry matches 
 """A call that matched no entry under ``onMiss: fail`` (or its deprecated spelling ``error``)."""
 TOOL_RAISED = ErrorCode(vendor_code("tool_raised"), "the live tool raised an exception")
 """A live tool that raised instead of answering."""
+INJECTED_FAILURE = ErrorCode(vendor_code("injected_failure"), "a failure injected by --inject")
+"""A call ``serve-fixtures --inject`` answered with a tool error of its own, not the recording's."""
+CALL_CANCELLED = ErrorCode(vendor_code("call_cancelled"), "the client cancelled the call")
+"""A call the client gave up on before it was answered (its timeout, a cancel notification)."""
 
 
 def args_hash(args: Any) -> str | None:
