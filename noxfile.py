@@ -9,6 +9,7 @@ nox -s docs                mkdocs build --strict
 nox -s docs_check          the strict build, then the built site in Debian's headless Chromium
 nox -s bench               benchmarks, as ratios against peers measured in the same run
 nox -s mcp_matrix          the MCP framework tests against each supported mcp / fastmcp pair
+nox -s inspect             an Inspect AI eval whose tools are a suite served by serve-fixtures
 nox -s floors              the store, ingest, MCP and CLI tests on the lowest declared dependencies
 nox -s peers               the telemetry peers side by side on one probe server (docs/peers.md)
 """
@@ -159,6 +160,35 @@ def mcp_matrix(session: nox.Session, pair: str) -> None:
     session.run("pytest", *PARALLEL, *tests, *session.posargs)
 
 
+INSPECT_AI = "inspect-ai==0.3.285"
+"""The Inspect AI release ``nox -s inspect`` runs the example eval on. Pinned: not a dependency of
+the package (its users bring their own), and a new release is taken by changing the pin."""
+
+INSPECT_EXAMPLE = "docs/examples/inspect_replay.py"
+INSPECT_TESTS = ("tests/mcp_boundary/test_inspect_eval.py",)
+
+
+@nox.session
+def inspect(session: nox.Session) -> None:
+    """The Inspect AI eval of docs/examples/inspect_replay.py, its tools a suite served by
+    ``serve-fixtures`` over MCP stdio, driven by Inspect's scripted mock model: mypy --strict on
+    the example and its test against the installed inspect-ai, then the test. inspect-ai works
+    with the mcp 2.x the package's extras take, so both share one environment; the test fails
+    here, rather than skipping, when inspect-ai cannot be imported."""
+    test_tools = [
+        text
+        for text in read_pyproject(Path("pyproject.toml"))["project"]["optional-dependencies"][
+            "test"
+        ]
+        if names([text]) & {"pytest", "hypothesis", "mypy"}
+    ]
+    session.install("-e", ".[mcp]", INSPECT_AI, *test_tools)
+    _generated_overlay()
+    session.run("mypy", INSPECT_EXAMPLE, *INSPECT_TESTS)
+    env = {"TOOLCALL_SPEC_REQUIRE_INSPECT": "1"}
+    session.run("pytest", *INSPECT_TESTS, *session.posargs, env=env)
+
+
 FLOORS_TESTS = (
     "tests/analytics/store",
     "tests/analytics/test_ingest_batch.py",
@@ -217,10 +247,9 @@ def floors(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff, then the import contracts: the layers of docs/architecture.md, no cycles."""
     session.install("ruff==0.17.6", IMPORT_LINTER)
-    session.run("ruff", "check", "src", "tests", "noxfile.py", "benchmarks", "docs/hooks")
-    session.run(
-        "ruff", "format", "--check", "src", "tests", "noxfile.py", "benchmarks", "docs/hooks"
-    )
+    folders = ("src", "tests", "noxfile.py", "benchmarks", "docs/hooks", "docs/examples")
+    session.run("ruff", "check", *folders)
+    session.run("ruff", "format", "--check", *folders)
     overlay = _package_overlay("build/importlinter")
     session.run("lint-imports", "--no-cache", env={"PYTHONPATH": overlay})
 

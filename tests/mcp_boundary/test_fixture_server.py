@@ -252,7 +252,17 @@ def test_without_a_recorded_list_tools_come_from_the_entries_in_first_appearance
     async def body(client: mcp.Client) -> Any:
         return await client.list_tools()
 
-    assert [tool.name for tool in with_client(replay, body).tools] == ["b", "a"]
+    listed = with_client(replay, body).tools
+    assert [tool.name for tool in listed] == ["b", "a"]
+    # A description each, and any arguments taken: clients that give the tools to a model need
+    # a description, and Inspect AI reads a bare {"type": "object"} as taking no arguments.
+    assert [tool.description for tool in listed] == [
+        "b, answered from the suite's fixtures",
+        "a, answered from the suite's fixtures",
+    ]
+    assert [tool.input_schema for tool in listed] == [
+        {"type": "object", "additionalProperties": True}
+    ] * 2
 
 
 @LOG

@@ -128,13 +128,23 @@ def recorded_tools(task: Mapping[str, Any]) -> list[dict[str, Any]] | None:
 
 def derived_tools(entries: Sequence[Any]) -> list[dict[str, Any]]:
     """One tool per distinct tool name of the fixture entries, in order of first appearance: what
-    ``tools/list`` answers when the recording kept no tool list."""
+    ``tools/list`` answers when the recording kept no tool list. Each has a description, which
+    MCP leaves optional but clients that hand the tools to a model require (Inspect AI refuses a
+    tool without one), and says it takes any arguments: Inspect AI reads a bare ``{"type":
+    "object"}`` as taking none."""
     names = dict.fromkeys(
         entry["tool"]
         for entry in entries
         if isinstance(entry, Mapping) and isinstance(entry.get("tool"), str)
     )
-    return [{"name": name, "inputSchema": {"type": "object"}} for name in names]
+    return [
+        {
+            "name": name,
+            "description": f"{name}, answered from the suite's fixtures",
+            "inputSchema": {"type": "object", "additionalProperties": True},
+        }
+        for name in names
+    ]
 
 
 def _on_miss(task: Mapping[str, Any]) -> str:
