@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 CLICKHOUSE_URL_ENV = "TOOLCALL_CLICKHOUSE_URL"
 CLICKHOUSE_SERVER = "/usr/sbin/clickhouse-server"
@@ -31,7 +31,7 @@ CLICKHOUSE_CONFIG = "/etc/clickhouse-server/config.xml"
 START_SECONDS = 60.0
 
 
-def unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
     """Skip with ``reason``; fail instead under ``CI=true`` or when a server was named, where it
     must be there."""
     import pytest  # only the tests skip; the benchmarks use this module without pytest

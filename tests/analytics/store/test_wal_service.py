@@ -17,8 +17,6 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,6 @@ from support.store import (
     CLUSTER,
     ClickHouseCluster,
     Service,
-    clickhouse_cluster,
     fresh_database_url,
     store_url_of,
     tool_call,
@@ -38,7 +35,7 @@ from support.store import (
 )
 
 from toolcall_spec.analytics.metrics import jsonl_error_metrics
-from toolcall_spec.analytics.store import StoreError, open_store
+from toolcall_spec.analytics.store import open_store
 from toolcall_spec.http.ingest_app import EVENTS_PATH
 
 pytest.importorskip("duckdb", reason="the store extra (duckdb) is not installed")
@@ -177,26 +174,16 @@ def test_two_endpoints_with_their_own_logs_write_one_clickhouse(
     assert_stored_exactly_once(url, traffic)
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[ClickHouseCluster]:
-    """Two ClickHouse servers started for this module, each a shard of ``CLUSTER``."""
-    yield from clickhouse_cluster()
-
-
-@pytest.fixture
-def cluster_nodes(cluster: ClickHouseCluster) -> list[str]:
-    return cluster.urls
-
-
 @pytest.mark.slow
 @pytest.mark.requirement("toolcall-spec.requirement.store.clickhouse-cluster")
 def test_two_endpoints_write_a_two_shard_cluster_each_event_once(
-    cluster_nodes: list[str], keys_file: Path, tmp_path: Path
+    two_shards: ClickHouseCluster, keys_file: Path, tmp_path: Path
 ) -> None:
     """Two endpoints, each entering the cluster at another node, retried batches sent to both,
     one killed with SIGKILL and started again on its log: every acknowledged event is stored
     once, on one shard, and the cluster's metrics are a single DuckDB's for the same events."""
-    database = f"t_{tmp_path.name[-12:].replace('-', '_')}"
+    database = f"t_{uuid.uuid4().hex[:12]}"
+    cluster_nodes = two_shards.urls
     urls = [f"{node}/{database}?cluster={CLUSTER}" for node in cluster_nodes]
     first = Service(urls[0], keys_file, tmp_path / "log-1")
     second = Service(urls[1], keys_file, tmp_path / "log-2")
@@ -238,7 +225,7 @@ def shard_ids(node: str, database: str) -> set[str]:
     """The event ids one shard holds in its local table (read with ``FINAL``)."""
     from clickhouse_driver import Client
 
-    from toolcall_spec.analytics.store.cluster import LOCAL_TABLE
+    from toolcall_spec.analytics.store.clickhouse_ddl import LOCAL_TABLE
 
     port = int(node.rsplit(":", 1)[1])
     client = Client(host="127.0.0.1", port=port, database=database)
@@ -246,51 +233,6 @@ def shard_ids(node: str, database: str) -> set[str]:
         return {str(row[0]) for row in client.execute(f"SELECT event_id FROM {LOCAL_TABLE} FINAL")}
     finally:
         client.disconnect()
-
-
-@pytest.mark.requirement("toolcall-spec.requirement.store.clickhouse-cluster")
-def test_a_cluster_store_is_refused_with_the_reason(cluster_nodes: list[str]) -> None:
-    """An unknown cluster, an unknown option, and a cluster's database opened as a single
-    server's (its inserts would be queued, not synchronous), each with its reason."""
-    node = cluster_nodes[0]
-    database = f"t_{uuid.uuid4().hex[:12]}"
-    with pytest.raises(StoreError, match="no cluster 'nowhere' in its remote_servers"):
-        open_store(f"{node}/{database}?cluster=nowhere")
-    with pytest.raises(StoreError, match="unknown option shards"):
-        open_store(f"{node}/{database}?shards=2")
-    open_store(f"{node}/{database}?cluster={CLUSTER}").close()
-    with pytest.raises(StoreError, match="a cluster's Distributed table: open it with"):
-        open_store(f"{cluster_nodes[1]}/{database}")
-    open_store(f"{node}/{database}_single").close()
-    with pytest.raises(StoreError, match="a single server's table, not a Distributed one"):
-        open_store(f"{node}/{database}_single?cluster={CLUSTER}")
-
-
-@pytest.mark.requirement("toolcall-spec.requirement.store.clickhouse-cluster")
-@pytest.mark.requirement("toolcall-spec.requirement.store.ack-after-durable")
-def test_a_cluster_write_returns_only_once_every_shard_holds_it(
-    cluster: ClickHouseCluster,
-) -> None:
-    """With a shard down, a write fails (nothing is queued on the entry node to be sent later,
-    as an asynchronous Distributed insert would, which the loader would take for stored); the
-    same write once the shard is back stores each event once, the rows the failed write left
-    on the other shard folded by ``FINAL``."""
-    url = f"{cluster.urls[0]}/t_{uuid.uuid4().hex[:12]}?cluster={CLUSTER}"
-    events = [tool_call(index) for index in range(40)]
-    now = datetime.now(timezone.utc)
-    with open_store(url) as store:
-        cluster.kill(1)
-        try:
-            with pytest.raises(StoreError, match="write failed"):
-                store.write_events(events, PROJECT, now)
-        finally:
-            cluster.restart(1)
-        store.close()  # a fresh connection: the failed insert may have left the old one broken
-        store.write_events(events, PROJECT, now)
-        [(rows, keys)] = store.query(
-            "SELECT count(*), uniqExact(project_id, event_id) FROM {events}", {}
-        )
-    assert rows == keys == len(events)
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.scale-out")

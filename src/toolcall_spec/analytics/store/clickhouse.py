@@ -34,15 +34,30 @@ from clickhouse_driver.errors import Error, TypeMismatchError
 
 from toolcall_spec.analytics.store.base import EventStore, StoreError, UnstorableRowsError
 from toolcall_spec.analytics.store.chdb_engine import EmbeddedEngineError
-from toolcall_spec.analytics.store.cluster import (
+from toolcall_spec.analytics.store.clickhouse_ddl import (
+    DDL,
     LOCAL_TABLE,
+    MILLISECOND_TIME,
+    SECOND_TIME,
     WRITE_SETTINGS,
     check_name,
+    cluster_ddl,
     create_on_nodes,
-    distributed_ddl,
     shard_nodes,
 )
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Columns, Row
+
+__all__ = [
+    "DDL",
+    "FSYNC_SETTINGS",
+    "MILLISECOND_TIME",
+    "SECOND_TIME",
+    "UNKNOWN_FUNCTION",
+    "ClickHouseStore",
+    "make_inserts_durable",
+    "supports_datetime64",
+    "within_time_range",
+]
 
 DEFAULT_NATIVE_PORT = 9000
 UNKNOWN_FUNCTION = 46
@@ -55,44 +70,6 @@ _VALUE_ERRORS = (TypeMismatchError, struct.error, OverflowError, TypeError, Valu
 # The driver logs each failed connection attempt as a warning with a traceback; the failure
 # reaches the caller as a StoreError with the same reason, so the warning only adds noise.
 logging.getLogger("clickhouse_driver.connection").setLevel(logging.ERROR)
-
-MILLISECOND_TIME = "DateTime64(3, 'UTC')"
-SECOND_TIME = "DateTime('UTC')"
-"""The time column types: with ``DateTime64`` (every current server), and without (18.16)."""
-
-_COLUMNS_SQL = """(
-    project_id String,
-    event_id String,
-    timestamp {time},
-    event_name Nullable(String),
-    status Nullable(String),
-    error_category Nullable(String),
-    error_message Nullable(String),
-    latency_ms Nullable(Float64),
-    output_is_error UInt8,
-    trace_id String,
-    session_id String,
-    source String,
-    user_id Nullable(String),
-    platform Nullable(String),
-    sdk_version Nullable(String),
-    tokens_in Nullable(Int64),
-    tokens_out Nullable(Int64),
-    is_retry UInt8,
-    ingested_at {time},
-    keep_rank UInt64,
-    event_json String
-)"""
-_REPLACING = "ReplacingMergeTree(keep_rank) ORDER BY (project_id, event_id)"
-
-
-def table_ddl(table: str) -> str:
-    """The ``CREATE TABLE`` of the events table named ``table`` (``{time}``: the time type)."""
-    return f"\nCREATE TABLE IF NOT EXISTS {table} {_COLUMNS_SQL} ENGINE = {_REPLACING}\n"
-
-
-DDL = table_ddl(TABLE)
-"""The table of a single server (``{time}``: the time type)."""
 
 
 class ClickHouseStore(EventStore):
@@ -110,8 +87,9 @@ class ClickHouseStore(EventStore):
 
     @classmethod
     def connect(cls, url: str) -> ClickHouseStore:
-        """The store on a server: ``clickhouse://[user[:password]@]host[:port]/database``, or on
-        a cluster of the server's ``remote_servers`` with ``?cluster=NAME`` (``.cluster``)."""
+        """The store on a server: ``clickhouse://[user[:password]@]host[:port]/database``, or
+        on a cluster of the server's ``remote_servers`` with ``?cluster=NAME``
+        (``.clickhouse_ddl``)."""
         parts = urlsplit(url)
         database = parts.path.strip("/") or "default"
         cluster = _cluster_option(url, parts.query)
@@ -186,20 +164,18 @@ class ClickHouseStore(EventStore):
         self, cluster: str, database: str, node_client: Callable[[str, int], Any]
     ) -> None:
         """The local table and the ``Distributed`` table on every node of ``cluster`` (see
-        ``.cluster``), and the ``Distributed`` table on this node, which may be none of them."""
+        ``.clickhouse_ddl``), and the ``Distributed`` table on this node, which may be none of
+        them."""
         client = self._client()
         wanted = MILLISECOND_TIME if supports_datetime64(client) else SECOND_TIME
-        columns = _COLUMNS_SQL.format(time=wanted)
-        distributed = distributed_ddl(cluster, database, columns)
-        local = table_ddl(f"`{database}`.{LOCAL_TABLE}").format(time=wanted)
-        statements = [f"CREATE DATABASE IF NOT EXISTS `{database}`", local, distributed]
+        statements = cluster_ddl(cluster, database, wanted)
         durable = create_on_nodes(
             shard_nodes(client, cluster),
             node_client,
             statements,
             lambda node: make_inserts_durable(node, f"`{database}`.{LOCAL_TABLE}"),
         )
-        client.execute(distributed)
+        client.execute(statements[-1])  # the Distributed table
         self.time_type = self._time_type_of(TABLE, wanted)
         self._note_durability(durable)
 

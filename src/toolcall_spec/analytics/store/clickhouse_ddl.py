@@ -1,4 +1,8 @@
-"""The store on a ClickHouse cluster: ``clickhouse://host:port/database?cluster=NAME``.
+"""The ClickHouse DDL of the store, the one source of it: the table of a single server
+(``DDL``), and the tables of a cluster (``cluster_ddl``), which the store runs itself on open and
+``toolcall-spec store-ddl`` prints. No driver is imported here.
+
+The store on a cluster: ``clickhouse://host:port/database?cluster=NAME``.
 
 ``NAME`` is a cluster of the server's ``remote_servers`` configuration (``system.clusters``). On
 every shard of it the store creates, itself, the same ``ReplacingMergeTree`` as on a single
@@ -31,6 +35,44 @@ from typing import Any
 from toolcall_spec.analytics.store.base import StoreError
 from toolcall_spec.analytics.store.layout import TABLE
 
+MILLISECOND_TIME = "DateTime64(3, 'UTC')"
+SECOND_TIME = "DateTime('UTC')"
+"""The time column types: with ``DateTime64`` (every current server), and without (18.16)."""
+
+_COLUMNS_SQL = """(
+    project_id String,
+    event_id String,
+    timestamp {time},
+    event_name Nullable(String),
+    status Nullable(String),
+    error_category Nullable(String),
+    error_message Nullable(String),
+    latency_ms Nullable(Float64),
+    output_is_error UInt8,
+    trace_id String,
+    session_id String,
+    source String,
+    user_id Nullable(String),
+    platform Nullable(String),
+    sdk_version Nullable(String),
+    tokens_in Nullable(Int64),
+    tokens_out Nullable(Int64),
+    is_retry UInt8,
+    ingested_at {time},
+    keep_rank UInt64,
+    event_json String
+)"""
+_REPLACING = "ReplacingMergeTree(keep_rank) ORDER BY (project_id, event_id)"
+
+
+def table_ddl(table: str) -> str:
+    """The ``CREATE TABLE`` of the events table named ``table`` (``{time}``: the time type)."""
+    return f"\nCREATE TABLE IF NOT EXISTS {table} {_COLUMNS_SQL} ENGINE = {_REPLACING}\n"
+
+
+DDL = table_ddl(TABLE)
+"""The table of a single server (``{time}``: the time type)."""
+
 LOCAL_TABLE = f"{TABLE}_local"
 """The ``ReplacingMergeTree`` on each shard."""
 SHARDING_KEY = "cityHash64(project_id, event_id)"
@@ -47,11 +89,30 @@ def check_name(kind: str, name: str) -> str:
     return name
 
 
-def distributed_ddl(cluster: str, database: str, columns_sql: str) -> str:
-    """The ``Distributed`` table ``TABLE`` over ``LOCAL_TABLE`` on the shards of ``cluster``
-    (``columns_sql``: the column list of the local table, its time type filled in)."""
+def distributed_ddl(cluster: str, database: str, time_type: str) -> str:
+    """The ``Distributed`` table ``TABLE`` over ``LOCAL_TABLE`` on the shards of ``cluster``."""
     engine = f"Distributed('{cluster}', '{database}', '{LOCAL_TABLE}', {SHARDING_KEY})"
-    return f"CREATE TABLE IF NOT EXISTS `{database}`.{TABLE} {columns_sql} ENGINE = {engine}"
+    columns = _COLUMNS_SQL.format(time=time_type)
+    return f"CREATE TABLE IF NOT EXISTS `{database}`.{TABLE} {columns} ENGINE = {engine}"
+
+
+def single_ddl(database: str, time_type: str) -> list[str]:
+    """The statements of the store on a single server, as it runs them on open."""
+    table = table_ddl(f"`{database}`.{TABLE}").format(time=time_type).strip()
+    return [f"CREATE DATABASE IF NOT EXISTS `{database}`", table]
+
+
+def cluster_ddl(cluster: str, database: str, time_type: str) -> list[str]:
+    """The statements every node of ``cluster`` runs, in order: the database, the local
+    ``ReplacingMergeTree``, the ``Distributed`` table (last)."""
+    check_name("cluster", cluster)
+    check_name("database", database)
+    local = table_ddl(f"`{database}`.{LOCAL_TABLE}").format(time=time_type).strip()
+    return [
+        f"CREATE DATABASE IF NOT EXISTS `{database}`",
+        local,
+        distributed_ddl(cluster, database, time_type),
+    ]
 
 
 def shard_nodes(client: Any, cluster: str) -> list[tuple[str, int]]:
