@@ -17,6 +17,7 @@ from toolcall_spec.requirement_registry import registry
 
 if TYPE_CHECKING:
     from support.node import NodeJudge
+    from support.store import ClickHouseCluster
 
 # CI runs every property with more examples; locally the default profile keeps runs quick.
 settings.register_profile("ci", max_examples=300, suppress_health_check=[HealthCheck.too_slow])
@@ -62,6 +63,15 @@ def clickhouse_base_url() -> Iterator[str]:
     from support.store import clickhouse_server_url
 
     yield from clickhouse_server_url()
+
+
+@pytest.fixture(scope="session")
+def two_shards() -> Iterator[ClickHouseCluster]:
+    """Two ClickHouse servers on loopback started for the session, each a shard of the cluster
+    ``support.store.CLUSTER`` (tests/support/store.py says how)."""
+    from support.store import clickhouse_cluster
+
+    yield from clickhouse_cluster()
 
 
 @pytest.fixture(scope="session")

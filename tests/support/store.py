@@ -23,7 +23,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 CLICKHOUSE_URL_ENV = "TOOLCALL_CLICKHOUSE_URL"
 CLICKHOUSE_SERVER = "/usr/sbin/clickhouse-server"
@@ -31,7 +31,7 @@ CLICKHOUSE_CONFIG = "/etc/clickhouse-server/config.xml"
 START_SECONDS = 60.0
 
 
-def unavailable(reason: str) -> None:
+def unavailable(reason: str) -> NoReturn:
     """Skip with ``reason``; fail instead under ``CI=true`` or when a server was named, where it
     must be there."""
     import pytest  # only the tests skip; the benchmarks use this module without pytest
@@ -69,10 +69,14 @@ def wait_for_clickhouse(port: int, process: subprocess.Popen[bytes] | None) -> s
     return f"clickhouse-server did not answer on 127.0.0.1:{port} within {START_SECONDS:.0f} s"
 
 
-def start_clickhouse(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """Debian's ``clickhouse-server`` on a free loopback port, its data under ``workdir``."""
-    port = free_port()
+def start_clickhouse(
+    workdir: Path, port: int | None = None, config: str = CLICKHOUSE_CONFIG
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Debian's ``clickhouse-server`` on ``port`` (default: a free loopback port), its data under
+    ``workdir``; ``config``: its main configuration file (``config.d/`` beside it is read too)."""
+    port = port or free_port()
     overrides = {
+        "users_config": str(Path(CLICKHOUSE_CONFIG).with_name("users.xml")),
         "path": f"{workdir}/data/",
         "tmp_path": f"{workdir}/tmp/",
         "user_files_path": f"{workdir}/user_files/",
@@ -84,7 +88,7 @@ def start_clickhouse(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
         "interserver_http_port": str(free_port()),
         "listen_host": "127.0.0.1",
     }
-    command = [CLICKHOUSE_SERVER, f"--config-file={CLICKHOUSE_CONFIG}", "--"]
+    command = [CLICKHOUSE_SERVER, f"--config-file={config}", "--"]
     command += [f"--{key}={value}" for key, value in overrides.items()]
     process = subprocess.Popen(
         command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -121,6 +125,90 @@ def clickhouse_server_url() -> Iterator[str]:
             process.wait(30)
         except subprocess.TimeoutExpired:
             process.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+CLUSTER = "toolcall_test"
+"""The cluster ``start_clickhouse_cluster`` configures on each of its servers."""
+
+
+class ClickHouseCluster:
+    """Two (``shards``) ``clickhouse-server`` processes on loopback, each a shard of the cluster
+    ``CLUSTER`` of every one's ``remote_servers``: a copy of the packaged configuration with a
+    ``config.d/cluster.xml`` beside it (the server reads ``config.d/`` next to its main file),
+    each server's data under ``workdir``. ``urls``: their base URLs."""
+
+    def __init__(self, workdir: Path, shards: int = 2) -> None:
+        self.workdir = workdir
+        self.ports = [free_port() for _ in range(shards)]
+        replica = "<shard><replica><host>127.0.0.1</host><port>{}</port></replica></shard>"
+        shards_xml = "".join(replica.format(port) for port in self.ports)
+        remote_servers = f"<{CLUSTER}>{shards_xml}</{CLUSTER}>"
+        for number in range(shards):
+            node = self._node(number)
+            (node / "config.d").mkdir(parents=True)
+            shutil.copy(CLICKHOUSE_CONFIG, node / "config.xml")
+            (node / "config.d" / "cluster.xml").write_text(
+                f"<yandex><remote_servers>{remote_servers}</remote_servers></yandex>"
+            )
+        self.processes = [self._start(number) for number in range(shards)]
+        self.urls = [f"clickhouse://127.0.0.1:{port}" for port in self.ports]
+
+    def _node(self, number: int) -> Path:
+        return self.workdir / f"shard-{number + 1}"
+
+    def _start(self, number: int) -> subprocess.Popen[bytes]:
+        node = self._node(number)
+        process, _ = start_clickhouse(node, self.ports[number], str(node / "config.xml"))
+        return process
+
+    def wait(self) -> str | None:
+        """``None`` once every server answers, else why one did not."""
+        for process, port in zip(self.processes, self.ports, strict=True):
+            problem = wait_for_clickhouse(port, process)
+            if problem is not None:
+                return problem
+        return None
+
+    def kill(self, number: int) -> None:
+        """SIGKILL the server of shard ``number`` (0-based)."""
+        self.processes[number].kill()
+        self.processes[number].wait(30)
+
+    def restart(self, number: int) -> None:
+        """Start the server of shard ``number`` again, on its port and data."""
+        self.processes[number] = self._start(number)
+        problem = wait_for_clickhouse(self.ports[number], self.processes[number])
+        assert problem is None, problem
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def clickhouse_cluster() -> Iterator[ClickHouseCluster]:
+    """A two-shard ``ClickHouseCluster`` started for the caller, stopped after; skipped (failed
+    under ``CI=true``) where no server can start."""
+    try:
+        import clickhouse_driver  # noqa: F401
+    except ImportError:
+        unavailable("clickhouse-driver is not installed (the store extra)")
+    if not (Path(CLICKHOUSE_SERVER).exists() and Path(CLICKHOUSE_CONFIG).exists()):
+        unavailable(f"{CLICKHOUSE_SERVER} is not installed (apt-get install clickhouse-server)")
+    workdir = Path(tempfile.mkdtemp(prefix="toolcall-cluster-"))
+    cluster = ClickHouseCluster(workdir)
+    try:
+        problem = cluster.wait()
+        if problem is not None:
+            unavailable(problem)
+        yield cluster
+    finally:
+        cluster.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
 

@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "serve_ingest_cmd",
         "serve POST /v1/events and OTLP POST /v1/traces into DuckDB or ClickHouse",
     ),
+    "store-ddl": (
+        "store_ddl_cmd",
+        "print the ClickHouse DDL of the store (a single server, or a cluster's shards)",
+    ),
     "record": (
         "record_cmd",
         "record an MCP server's tool calls into a suite (a transparent stdio or HTTP proxy)",
@@ -81,6 +85,7 @@ EXIT_1: dict[str, str] = {
     "load": "some lines were rejected (each is reported on stderr)",
     "serve-ingest": "--workers N cannot go on (every worker ended at once, one could not be "
     "started again, more than 10 restarts in a minute)",
+    "store-ddl": "(not used)",
     "record": "the MCP server ended the session before the client did",
     "serve-fixtures": "the suite is invalid (each problem is printed on stderr)",
     "verify": "what --fail-on names was found (breaking, the default: an isError flip, a removed "

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import random
 import signal
 import socket
 import threading
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,15 @@ import httpx
 import orjson
 import pytest
 from support.cli import run_cli
-from support.store import Service, fresh_database_url, store_url_of, tool_call, write_keys_file
+from support.store import (
+    CLUSTER,
+    ClickHouseCluster,
+    Service,
+    fresh_database_url,
+    store_url_of,
+    tool_call,
+    write_keys_file,
+)
 
 from toolcall_spec.analytics.metrics import jsonl_error_metrics
 from toolcall_spec.analytics.store import open_store
@@ -162,6 +172,67 @@ def test_two_endpoints_with_their_own_logs_write_one_clickhouse(
         service.wait_loaded()
         service.stop()
     assert_stored_exactly_once(url, traffic)
+
+
+@pytest.mark.slow
+@pytest.mark.requirement("toolcall-spec.requirement.store.clickhouse-cluster")
+def test_two_endpoints_write_a_two_shard_cluster_each_event_once(
+    two_shards: ClickHouseCluster, keys_file: Path, tmp_path: Path
+) -> None:
+    """Two endpoints, each entering the cluster at another node, retried batches sent to both,
+    one killed with SIGKILL and started again on its log: every acknowledged event is stored
+    once, on one shard, and the cluster's metrics are a single DuckDB's for the same events."""
+    database = f"t_{uuid.uuid4().hex[:12]}"
+    cluster_nodes = two_shards.urls
+    urls = [f"{node}/{database}?cluster={CLUSTER}" for node in cluster_nodes]
+    first = Service(urls[0], keys_file, tmp_path / "log-1")
+    second = Service(urls[1], keys_file, tmp_path / "log-2")
+    with Traffic([first.url, second.url], clients=2) as traffic:
+        traffic.wait_for(300)
+        second.kill()  # mid-run: its log is replayed when it comes back
+        traffic.urls[1] = first.url
+        second = Service(urls[1], keys_file, tmp_path / "log-2")
+        traffic.urls[1] = second.url
+        traffic.wait_for(len(traffic.acknowledged) + 200)
+    for service in (first, second):
+        service.wait_loaded()
+        service.stop()
+    assert_stored_exactly_once(urls[0], traffic)
+    with open_store(urls[1]) as store:
+        [(rows, keys)] = store.query(
+            "SELECT count(*), uniqExact(project_id, event_id) FROM {events}", {}
+        )
+        assert rows == keys >= len(traffic.acknowledged)
+    on_shard = [shard_ids(node, database) for node in cluster_nodes]
+    assert all(on_shard)
+    assert not on_shard[0] & on_shard[1]  # each key on one shard only
+    assert on_shard[0] | on_shard[1] == set(stored_ids(urls[0]))
+    single = str(tmp_path / "single.duckdb")
+    archive = tmp_path / "stored.jsonl"
+    archive.write_bytes(
+        b"".join(orjson.dumps(traffic.sent[key]) + b"\n" for key in on_shard[0] | on_shard[1])
+    )
+    assert run_cli("load", archive, "--store", single, "--project", PROJECT).returncode == 0
+    figures = [
+        json.loads(run_cli("metrics", "--store", url, "--format", "json").stdout)
+        for url in (urls[0], urls[1], single)
+    ]
+    assert figures[0] == figures[1] == figures[2]
+    assert figures[0]["tool_calls"] == len(on_shard[0] | on_shard[1])
+
+
+def shard_ids(node: str, database: str) -> set[str]:
+    """The event ids one shard holds in its local table (read with ``FINAL``)."""
+    from clickhouse_driver import Client
+
+    from toolcall_spec.analytics.store.clickhouse_ddl import LOCAL_TABLE
+
+    port = int(node.rsplit(":", 1)[1])
+    client = Client(host="127.0.0.1", port=port, database=database)
+    try:
+        return {str(row[0]) for row in client.execute(f"SELECT event_id FROM {LOCAL_TABLE} FINAL")}
+    finally:
+        client.disconnect()
 
 
 @pytest.mark.requirement("toolcall-spec.requirement.store.scale-out")

@@ -4,6 +4,9 @@
   ``events.duckdb?memory_limit=1GB`` raises its memory cap);
 - ClickHouse, for scale: ``clickhouse://[user[:password]@]host[:port]/database`` (the native
   protocol, port 9000 by default, through ``clickhouse-driver``);
+- a ClickHouse cluster: ``clickhouse://host[:port]/database?cluster=NAME`` (``NAME`` in the
+  servers' ``remote_servers``; a ``Distributed`` table over a table on each shard, see
+  ``.clickhouse_ddl``);
 - ClickHouse's engine in this process (chDB, the ``chdb-core`` package): ``chdb://PATH``
   (``?database=NAME``), the same store as a server's; the tests run the SQL on it.
 

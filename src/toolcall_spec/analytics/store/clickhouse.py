@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import struct
 import threading
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -33,7 +34,30 @@ from clickhouse_driver.errors import Error, TypeMismatchError
 
 from toolcall_spec.analytics.store.base import EventStore, StoreError, UnstorableRowsError
 from toolcall_spec.analytics.store.chdb_engine import EmbeddedEngineError
+from toolcall_spec.analytics.store.clickhouse_ddl import (
+    DDL,
+    LOCAL_TABLE,
+    MILLISECOND_TIME,
+    SECOND_TIME,
+    WRITE_SETTINGS,
+    check_name,
+    cluster_ddl,
+    create_on_nodes,
+    shard_nodes,
+)
 from toolcall_spec.analytics.store.layout import COLUMNS, TABLE, Columns, Row
+
+__all__ = [
+    "DDL",
+    "FSYNC_SETTINGS",
+    "MILLISECOND_TIME",
+    "SECOND_TIME",
+    "UNKNOWN_FUNCTION",
+    "ClickHouseStore",
+    "make_inserts_durable",
+    "supports_datetime64",
+    "within_time_range",
+]
 
 DEFAULT_NATIVE_PORT = 9000
 UNKNOWN_FUNCTION = 46
@@ -46,36 +70,6 @@ _VALUE_ERRORS = (TypeMismatchError, struct.error, OverflowError, TypeError, Valu
 # The driver logs each failed connection attempt as a warning with a traceback; the failure
 # reaches the caller as a StoreError with the same reason, so the warning only adds noise.
 logging.getLogger("clickhouse_driver.connection").setLevel(logging.ERROR)
-
-MILLISECOND_TIME = "DateTime64(3, 'UTC')"
-SECOND_TIME = "DateTime('UTC')"
-"""The time column types: with ``DateTime64`` (every current server), and without (18.16)."""
-
-DDL = f"""
-CREATE TABLE IF NOT EXISTS {TABLE} (
-    project_id String,
-    event_id String,
-    timestamp {{time}},
-    event_name Nullable(String),
-    status Nullable(String),
-    error_category Nullable(String),
-    error_message Nullable(String),
-    latency_ms Nullable(Float64),
-    output_is_error UInt8,
-    trace_id String,
-    session_id String,
-    source String,
-    user_id Nullable(String),
-    platform Nullable(String),
-    sdk_version Nullable(String),
-    tokens_in Nullable(Int64),
-    tokens_out Nullable(Int64),
-    is_retry UInt8,
-    ingested_at {{time}},
-    keep_rank UInt64,
-    event_json String
-) ENGINE = ReplacingMergeTree(keep_rank) ORDER BY (project_id, event_id)
-"""
 
 
 class ClickHouseStore(EventStore):
@@ -93,21 +87,38 @@ class ClickHouseStore(EventStore):
 
     @classmethod
     def connect(cls, url: str) -> ClickHouseStore:
+        """The store on a server: ``clickhouse://[user[:password]@]host[:port]/database``, or
+        on a cluster of the server's ``remote_servers`` with ``?cluster=NAME``
+        (``.clickhouse_ddl``)."""
         parts = urlsplit(url)
         database = parts.path.strip("/") or "default"
-        options = {
+        cluster = _cluster_option(url, parts.query)
+        options: dict[str, Any] = {
             "host": parts.hostname or "127.0.0.1",
             "port": parts.port or DEFAULT_NATIVE_PORT,
             "user": unquote(parts.username or "default"),
             "password": unquote(parts.password or ""),
             "connect_timeout": 5,
         }
+        if cluster is not None:
+            options["settings"] = WRITE_SETTINGS
+            check_name(f"{_redacted(url)}: database", database)
         try:
             bootstrap = Client(**options)
             bootstrap.execute(f"CREATE DATABASE IF NOT EXISTS `{database}`")
             bootstrap.disconnect()
             store = cls(lambda: Client(database=database, **options), _redacted(url))
-            store._create_table()
+            if cluster is None:
+                store._check_engine(None)
+                store._create_table()
+            else:
+                node = {key: value for key, value in options.items() if key not in ("host", "port")}
+                store._create_cluster_tables(
+                    cluster, database, lambda host, port: Client(host=host, port=port, **node)
+                )
+                store._check_engine(cluster)
+        except StoreError as exc:
+            raise StoreError(f"{_redacted(url)}: {exc}") from None
         except _FAILURES as exc:
             raise StoreError(f"{_redacted(url)}: cannot open the ClickHouse store: {exc}") from None
         return store
@@ -146,14 +157,59 @@ class ClickHouseStore(EventStore):
         client = self._client()
         wanted = MILLISECOND_TIME if supports_datetime64(client) else SECOND_TIME
         client.execute(DDL.format(time=wanted))
-        found = client.execute(
-            "SELECT type FROM system.columns WHERE database = currentDatabase() "
-            f"AND table = '{TABLE}' AND name = 'timestamp'"
+        self.time_type = self._time_type_of(TABLE, wanted)
+        self._note_durability(make_inserts_durable(client))
+
+    def _create_cluster_tables(
+        self, cluster: str, database: str, node_client: Callable[[str, int], Any]
+    ) -> None:
+        """The local table and the ``Distributed`` table on every node of ``cluster`` (see
+        ``.clickhouse_ddl``), and the ``Distributed`` table on this node, which may be none of
+        them."""
+        client = self._client()
+        wanted = MILLISECOND_TIME if supports_datetime64(client) else SECOND_TIME
+        statements = cluster_ddl(cluster, database, wanted)
+        durable = create_on_nodes(
+            shard_nodes(client, cluster),
+            node_client,
+            statements,
+            lambda node: make_inserts_durable(node, f"`{database}`.{LOCAL_TABLE}"),
         )
-        self.time_type = str(found[0][0]) if found else wanted
-        self.durable_writes = make_inserts_durable(client)
+        client.execute(statements[-1])  # the Distributed table
+        self.time_type = self._time_type_of(TABLE, wanted)
+        self._note_durability(durable)
+
+    def _time_type_of(self, table: str, wanted: str) -> str:
+        """The type ``table``'s time columns really have (it may predate this version)."""
+        found = self._client().execute(
+            "SELECT type FROM system.columns WHERE database = currentDatabase() "
+            f"AND table = '{table}' AND name = 'timestamp'"
+        )
+        return str(found[0][0]) if found else wanted
+
+    def _check_engine(self, cluster: str | None) -> None:
+        """A single server's table opened as a cluster's, or a cluster's ``Distributed`` table
+        opened without its cluster (whose inserts would then be queued, not synchronous), is
+        refused: the database holds the other kind of store."""
+        found = self._client().execute(
+            "SELECT engine FROM system.tables WHERE database = currentDatabase() "
+            f"AND name = '{TABLE}'"
+        )
+        distributed = bool(found) and str(found[0][0]) == "Distributed"
+        if cluster is not None and not distributed:
+            raise StoreError(
+                f"{TABLE} is a single server's table, not a Distributed one: a cluster's store "
+                "needs a database of its own"
+            )
+        if cluster is None and distributed:
+            raise StoreError(
+                f"{TABLE} is a cluster's Distributed table: open it with ?cluster=NAME"
+            )
+
+    def _note_durability(self, durable: bool) -> None:
+        self.durable_writes = durable
         if not self.durable_writes:
-            version = client.execute("SELECT version()")[0][0]
+            version = self._client().execute("SELECT version()")[0][0]
             self.durability_note = (
                 f"{self.url}: ClickHouse {version} has no fsync_after_insert: the server does "
                 "not fsync an insert, so a power loss on its host can lose the events of the "
@@ -225,8 +281,8 @@ def within_time_range(columns: Columns, time_type: str) -> Columns:
 FSYNC_SETTINGS = ("fsync_after_insert", "fsync_part_directory")
 
 
-def make_inserts_durable(client: Any) -> bool:
-    """Give the table the MergeTree settings that fsync each inserted part and its directory,
+def make_inserts_durable(client: Any, table: str = TABLE) -> bool:
+    """Give ``table`` the MergeTree settings that fsync each inserted part and its directory,
     when the server has them; whether it has (see the module)."""
     names = ", ".join(f"'{name}'" for name in FSYNC_SETTINGS)
     found = client.execute(
@@ -235,7 +291,7 @@ def make_inserts_durable(client: Any) -> bool:
     if int(found[0][0]) != len(FSYNC_SETTINGS):
         return False
     settings = ", ".join(f"{name} = 1" for name in FSYNC_SETTINGS)
-    client.execute(f"ALTER TABLE {TABLE} MODIFY SETTING {settings}")
+    client.execute(f"ALTER TABLE {table} MODIFY SETTING {settings}")
     return True
 
 
@@ -258,6 +314,17 @@ def _is_unknown_function(error: Exception) -> bool:
         or "UNKNOWN_FUNCTION" in str(error)
         or "Unknown function" in str(error)
     )
+
+
+def _cluster_option(url: str, query: str) -> str | None:
+    """The ``cluster`` option of a server's URL, checked; ``None`` without one."""
+    options = parse_qs(query, keep_blank_values=True)
+    unknown = sorted(set(options) - {"cluster"})
+    if unknown:
+        raise StoreError(f"{_redacted(url)}: unknown option {unknown[0]} (known: cluster)")
+    if "cluster" not in options:
+        return None
+    return check_name(f"{_redacted(url)}: cluster", options["cluster"][-1])
 
 
 def _redacted(url: str) -> str:
