@@ -199,7 +199,8 @@ def _settings(item: pytest.Item) -> _Settings:
     cassette = options.get("cassette")
     strict = options.get("strict")
     return _Settings(
-        cassette=Path(cassette) if cassette is not None else default_cassette(item),
+        # A relative cassette= is read from the test file's folder, as the default one is.
+        cassette=item.path.parent / cassette if cassette is not None else default_cassette(item),
         mode=mode,
         strict=bool(item.config.getoption("mcp_strict") if strict is None else strict),
         command=[os.fspath(part) for part in command] if command is not None else None,

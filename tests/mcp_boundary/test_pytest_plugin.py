@@ -27,6 +27,9 @@ from toolcall_spec.replay.fixtures import FixtureServer, Miss
 
 pytest_plugins = ["pytester"]
 
+MISS_FAILS = pytest.mark.requirement("toolcall-spec.requirement.mcp.pytest-replay-fails-on-miss")
+NEW_EPISODES = pytest.mark.requirement("toolcall-spec.requirement.mcp.pytest-new-episodes")
+
 LIVE_SERVER = REPO / "tests" / "support" / "mcp_stdio_server.py"
 GONE_SERVER = "/nonexistent/mcp_server.py"
 """A server command that cannot start: a replay that passes with it never reached a server."""
@@ -120,6 +123,7 @@ def test_once_records_then_replays_with_the_server_gone(
     assert live_calls(calls_file) == [1, 2]  # no call reached a server
 
 
+@MISS_FAILS
 def test_a_miss_fails_the_test_naming_the_tool_and_its_arguments(
     pytester: pytest.Pytester,
 ) -> None:
@@ -140,6 +144,7 @@ def test_a_miss_fails_the_test_naming_the_tool_and_its_arguments(
     )
 
 
+@MISS_FAILS
 def test_a_miss_the_test_tolerates_still_fails_it(pytester: pytest.Pytester) -> None:
     """Two pytest runs, each starting MCP server processes: about 15 s."""
     agent(pytester, [1])
@@ -163,6 +168,7 @@ def test_lookup(mcp_server):
     result.stdout.fnmatch_lines(["*1 calls missed the cassette*", '*lookup {"id":1}'])
 
 
+@MISS_FAILS
 def test_strict_fails_a_test_that_left_recorded_calls_unmade(pytester: pytest.Pytester) -> None:
     """Four pytest runs, each starting MCP server processes: about 20 s."""
     agent(pytester, [1, 2, 3])
@@ -182,6 +188,7 @@ def test_strict_fails_a_test_that_left_recorded_calls_unmade(pytester: pytest.Py
     run(pytester, "--mcp-strict").assert_outcomes(passed=1)  # the marker wins
 
 
+@MISS_FAILS
 def test_mode_none_without_a_cassette_fails_clearly(pytester: pytest.Pytester) -> None:
     agent(pytester, [1])
     result = run(pytester)
@@ -192,6 +199,7 @@ def test_mode_none_without_a_cassette_fails_clearly(pytester: pytest.Pytester) -
     assert not (pytester.path / CASSETTE).exists()
 
 
+@NEW_EPISODES
 def test_new_episodes_adds_the_new_call_and_keeps_the_cassette(
     pytester: pytest.Pytester, calls_file: Path
 ) -> None:
@@ -312,6 +320,7 @@ def entry(call: tuple[str, int], text: str) -> dict[str, Any]:
     }
 
 
+@NEW_EPISODES
 @given(cassette=st.lists(CALL, max_size=6), session=st.lists(CALL, max_size=8))
 def test_new_episodes_appends_exactly_what_the_cassette_missed(
     cassette: list[tuple[str, int]], session: list[tuple[str, int]]
