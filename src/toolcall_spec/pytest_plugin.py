@@ -209,7 +209,8 @@ def _settings(item: pytest.Item) -> _Settings:
 
 
 def _usage(item: pytest.Item, message: str) -> None:
-    raise pytest.UsageError(f"{item.nodeid}: {message}")
+    """A marker the fixture cannot use: the test errors with the message, no traceback."""
+    pytest.fail(f"{item.nodeid}: {message}", pytrace=False)
 
 
 def default_cassette(item: pytest.Item) -> Path:

@@ -308,6 +308,26 @@ def test_record_without_a_live_server_is_refused(pytester: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["*record mode all needs the live server to record*"])
 
 
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ("command='python server.py'", "command= must be a non-empty list of strings (an argv)*"),
+        ("command=[]", "command= must be a non-empty list*"),
+        ("command=SERVER, url='http://127.0.0.1:1/mcp'", "give the live server once*"),
+        ("url='127.0.0.1:1'", "url= must be an http(s) URL*"),
+        ("record_mode='sometimes'", "record_mode 'sometimes' is not one of none, once, *"),
+        ("cassete='x.json'", "*@pytest.mark.mcp_server: unknown arguments cassete"),
+    ],
+)
+def test_a_marker_the_fixture_cannot_use_is_named(
+    pytester: pytest.Pytester, marker: str, message: str
+) -> None:
+    agent(pytester, [1], marker=marker)
+    result = run(pytester, "--mcp-record-mode=all")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*test_agent.py::test_lookup: {message}"])
+
+
 CALL = st.tuples(st.sampled_from(["lookup", "flaky"]), st.integers(0, 3))
 
 
