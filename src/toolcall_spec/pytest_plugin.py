@@ -9,7 +9,7 @@ fixture runs). Behind it is ``toolcall-spec serve-fixtures`` (replay) or ``toolc
 (recording); nothing here answers a call itself.
 
 The cassette is ``<test dir>/cassettes/<module>/<test>.json``. Record modes, as pytest-recording's
-(``--mcp-record-mode``, default ``none``; the marker's ``record_mode`` wins for its tests):
+(``--toolcall-record-mode``, default ``none``; the marker's ``record_mode`` wins for its tests):
 
 - ``none``: replay; a missing cassette fails the test;
 - ``once``: record when the cassette is missing, replay otherwise;
@@ -20,7 +20,7 @@ The cassette is ``<test dir>/cassettes/<module>/<test>.json``. Record modes, as 
 
 A recording is written to a temporary file and moved into place after the test, so the cassette is
 never half written. After a replay, a call the cassette did not answer (``fixtureMissCount`` of
-serve-fixtures' ``--log``), or with ``--mcp-strict`` a recorded call the test never made
+serve-fixtures' ``--log``), or with ``--toolcall-strict`` a recorded call the test never made
 (``unconsumedEntries``), fails the test with a report naming each tool and its arguments.
 """
 
@@ -75,14 +75,14 @@ SERVING = re.compile(r"serving on (https?://\S+)")
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("toolcall-spec", "record and replay MCP servers (toolcall-spec)")
     group.addoption(
-        "--mcp-record-mode",
+        "--toolcall-record-mode",
         choices=RECORD_MODES,
         default=None,
         help="how the mcp_server fixture uses cassettes: none (replay only, the default), once, "
         "new_episodes, all",
     )
     group.addoption(
-        "--mcp-strict",
+        "--toolcall-strict",
         action="store_true",
         default=False,
         help="fail a replayed test that left recorded calls unmade",
@@ -181,7 +181,7 @@ def _settings(item: pytest.Item) -> _Settings:
     unknown = sorted(set(options) - MARKER_ARGS)
     if unknown:
         _usage(item, f"@pytest.mark.{MARKER}: unknown arguments {', '.join(unknown)}")
-    mode = options.get("record_mode") or item.config.getoption("mcp_record_mode") or "none"
+    mode = options.get("record_mode") or item.config.getoption("toolcall_record_mode") or "none"
     if mode not in RECORD_MODES:
         _usage(item, f"record_mode {mode!r} is not one of {', '.join(RECORD_MODES)}")
     command, url = options.get("command"), options.get("url")
@@ -202,7 +202,7 @@ def _settings(item: pytest.Item) -> _Settings:
         # A relative cassette= is read from the test file's folder, as the default one is.
         cassette=item.path.parent / cassette if cassette is not None else default_cassette(item),
         mode=mode,
-        strict=bool(item.config.getoption("mcp_strict") if strict is None else strict),
+        strict=bool(item.config.getoption("toolcall_strict") if strict is None else strict),
         command=[os.fspath(part) for part in command] if command is not None else None,
         url=url,
     )
@@ -290,7 +290,7 @@ class _Session:
             if not exists:
                 pytest.fail(
                     f"no cassette {settings.cassette} (record mode none replays only): record it "
-                    "with --mcp-record-mode=once",
+                    "with --toolcall-record-mode=once",
                     pytrace=False,
                 )
             return REPLAY
@@ -492,8 +492,8 @@ def _replay_report(settings: _Settings, suite: Any, log: Any) -> str | None:
         [
             f"MCP replay of {settings.cassette}:",
             *lines,
-            "Re-record with --mcp-record-mode=all, or add the new calls with "
-            "--mcp-record-mode=new_episodes.",
+            "Re-record with --toolcall-record-mode=all, or add the new calls with "
+            "--toolcall-record-mode=new_episodes.",
         ]
     )
 

@@ -38,11 +38,9 @@ INSTALLED = any(
 )
 """An install that registered the entry point loads the plugin in every run; a checkout on the
 path (the package installed before the entry point existed) names it with -p."""
-PLUGIN = (
-    *(() if INSTALLED else ("-p", "toolcall_spec.pytest_plugin")),
-    # mcp-recorder's plugin defines --mcp-record-mode too (docs/pytest.md).
-    *("-p", "no:mcp_recorder", "-p", "no:agent_vcr"),
-)
+PLUGIN = () if INSTALLED else ("-p", "toolcall_spec.pytest_plugin")
+"""Every other plugin installed stays loaded (mcp-recorder's and agent-vcr's among them): the
+options must not clash with theirs."""
 CASSETTE = Path("cassettes", "test_agent", "test_lookup.json")
 
 AGENT = """
@@ -113,12 +111,12 @@ def test_once_records_then_replays_with_the_server_gone(
     """Three pytest runs, each starting MCP server processes (the recording proxy and the live
     server, then serve-fixtures twice): 15 to 20 s on two busy cores."""
     agent(pytester, [1, 2])
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     assert [e["args"] for e in cassette_entries(pytester)] == [{"id": 1}, {"id": 2}]
     assert live_calls(calls_file) == [1, 2]
 
     agent(pytester, [1, 2], server=GONE_SERVER)
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     run(pytester).assert_outcomes(passed=1)  # mode none: replay only
     assert live_calls(calls_file) == [1, 2]  # no call reached a server
 
@@ -129,7 +127,7 @@ def test_a_miss_fails_the_test_naming_the_tool_and_its_arguments(
 ) -> None:
     """Two pytest runs, each starting MCP server processes: about 15 s."""
     agent(pytester, [1])
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     # The agent now also asks for id 7, which the cassette never saw: the test body's own
     # assertion is what fails first, and the plugin's report is attached to the failure.
     agent(pytester, [1, 7], server=GONE_SERVER)
@@ -148,7 +146,7 @@ def test_a_miss_fails_the_test_naming_the_tool_and_its_arguments(
 def test_a_miss_the_test_tolerates_still_fails_it(pytester: pytest.Pytester) -> None:
     """Two pytest runs, each starting MCP server processes: about 15 s."""
     agent(pytester, [1])
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     pytester.makepyfile(
         test_agent=f"""
 import anyio, mcp, pytest
@@ -172,10 +170,10 @@ def test_lookup(mcp_server):
 def test_strict_fails_a_test_that_left_recorded_calls_unmade(pytester: pytest.Pytester) -> None:
     """Four pytest runs, each starting MCP server processes: about 20 s."""
     agent(pytester, [1, 2, 3])
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     agent(pytester, [2], server=GONE_SERVER)
     run(pytester).assert_outcomes(passed=1)  # not strict: leftovers are fine
-    result = run(pytester, "--mcp-strict")
+    result = run(pytester, "--toolcall-strict")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
@@ -185,7 +183,7 @@ def test_strict_fails_a_test_that_left_recorded_calls_unmade(pytester: pytest.Py
         ]
     )
     agent(pytester, [2], server=GONE_SERVER, marker="strict=False")
-    run(pytester, "--mcp-strict").assert_outcomes(passed=1)  # the marker wins
+    run(pytester, "--toolcall-strict").assert_outcomes(passed=1)  # the marker wins
 
 
 @MISS_FAILS
@@ -194,7 +192,7 @@ def test_mode_none_without_a_cassette_fails_clearly(pytester: pytest.Pytester) -
     result = run(pytester)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
-        ["*no cassette *test_lookup.json (record mode none replays only)*--mcp-record-mode=once*"]
+        ["*no cassette *test_lookup.json (record mode none replays only)*--toolcall-record-mode=once*"]
     )
     assert not (pytester.path / CASSETTE).exists()
 
@@ -206,12 +204,12 @@ def test_new_episodes_adds_the_new_call_and_keeps_the_cassette(
     """Three pytest runs; new_episodes starts three processes (proxy, serve-fixtures, live
     server): about 20 s."""
     agent(pytester, [1])
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     before = cassette_entries(pytester)
     calls_file.unlink()
 
     agent(pytester, [1, 5, 1])
-    run(pytester, "--mcp-record-mode=new_episodes").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=new_episodes").assert_outcomes(passed=1)
     assert live_calls(calls_file) == [5, 1]  # only the misses reached the server
     after = cassette_entries(pytester)
     assert after[:1] == before
@@ -220,13 +218,13 @@ def test_new_episodes_adds_the_new_call_and_keeps_the_cassette(
     assert [call["args"]["id"] for call in task["input"]["calls"]] == [1, 5, 1]
 
     agent(pytester, [1, 5, 1], server=GONE_SERVER)
-    run(pytester, "--mcp-strict").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-strict").assert_outcomes(passed=1)
 
 
 def test_all_records_again(pytester: pytest.Pytester) -> None:
     """Two pytest runs, each recording through the proxy and the live server: about 10 s."""
     agent(pytester, [1, 2])
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     agent(pytester, [3], marker="command=SERVER, record_mode='all'")
     run(pytester).assert_outcomes(passed=1)  # the marker overrides the run's mode none
     assert [e["args"] for e in cassette_entries(pytester)] == [{"id": 3}]
@@ -265,7 +263,7 @@ def test_lookup(mcp_server):
     assert done.stdout == "live record 4\\n", done.stderr
 """
     pytester.makepyfile(test_agent=source.format(server=str(LIVE_SERVER)))
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     pytester.makepyfile(test_agent=source.format(server=GONE_SERVER))
     run(pytester).assert_outcomes(passed=1)
     assert live_calls(calls_file) == [4]
@@ -291,19 +289,19 @@ def test_over_http_a_url_is_recorded_and_replayed(
 ) -> None:
     """Three pytest runs, each starting HTTP server processes and waiting for their URLs: 20 s."""
     agent(pytester, [6], marker=f"url={live_http_url!r}")
-    run(pytester, "--mcp-record-mode=once").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=once").assert_outcomes(passed=1)
     assert [e["args"] for e in cassette_entries(pytester)] == [{"id": 6}]
     agent(pytester, [6, 8], marker=f"url={live_http_url!r}")
-    run(pytester, "--mcp-record-mode=new_episodes").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-record-mode=new_episodes").assert_outcomes(passed=1)
     assert [e["args"] for e in cassette_entries(pytester)] == [{"id": 6}, {"id": 8}]
     # Replay serves the cassette itself; nothing listens at this URL.
     agent(pytester, [6, 8], marker="url='http://127.0.0.1:9/mcp'")
-    run(pytester, "--mcp-strict").assert_outcomes(passed=1)
+    run(pytester, "--toolcall-strict").assert_outcomes(passed=1)
 
 
 def test_record_without_a_live_server_is_refused(pytester: pytest.Pytester) -> None:
     agent(pytester, [1], marker="")
-    result = run(pytester, "--mcp-record-mode=all")
+    result = run(pytester, "--toolcall-record-mode=all")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*record mode all needs the live server to record*"])
 
@@ -323,7 +321,7 @@ def test_a_marker_the_fixture_cannot_use_is_named(
     pytester: pytest.Pytester, marker: str, message: str
 ) -> None:
     agent(pytester, [1], marker=marker)
-    result = run(pytester, "--mcp-record-mode=all")
+    result = run(pytester, "--toolcall-record-mode=all")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*test_agent.py::test_lookup: {message}"])
 
