@@ -192,7 +192,10 @@ def test_mode_none_without_a_cassette_fails_clearly(pytester: pytest.Pytester) -
     result = run(pytester)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(
-        ["*no cassette *test_lookup.json (record mode none replays only)*--toolcall-record-mode=once*"]
+        [
+            "*no cassette *test_lookup.json (record mode none replays only)"
+            "*--toolcall-record-mode=once*"
+        ]
     )
     assert not (pytester.path / CASSETTE).exists()
 
