@@ -304,7 +304,7 @@ def recorded_tool_list_problems(document: Any) -> Iterator[Problem]:
         where: list[str | int] = ["tasks", t, "input", "mcp", "tools"]
         tools = mcp_part["tools"]
         if not isinstance(tools, list):
-            yield _tool_list_problem(where, "the recorded tool list is not an array")
+            yield _input_warning(where, "the recorded tool list is not an array")
             continue
         names: set[str] = set()
         for i, tool in enumerate(tools):
@@ -315,23 +315,43 @@ def _recorded_tool_problems(
     where: list[str | int], tool: Any, names: set[str]
 ) -> Iterator[Problem]:
     if not isinstance(tool, dict):
-        yield _tool_list_problem(where, "a recorded tool is an object (an MCP Tool)")
+        yield _input_warning(where, "a recorded tool is an object (an MCP Tool)")
         return
     name = tool.get("name")
     if not isinstance(name, str) or not name:
-        yield _tool_list_problem([*where, "name"], "a recorded tool needs a non-empty name")
+        yield _input_warning([*where, "name"], "a recorded tool needs a non-empty name")
     elif name in names:
-        yield _tool_list_problem([*where, "name"], f"the tool {name!r} is listed twice")
+        yield _input_warning([*where, "name"], f"the tool {name!r} is listed twice")
     else:
         names.add(name)
     if not isinstance(tool.get("inputSchema"), dict):
-        yield _tool_list_problem(
-            [*where, "inputSchema"], "a recorded tool's inputSchema is an object"
-        )
+        yield _input_warning([*where, "inputSchema"], "a recorded tool's inputSchema is an object")
 
 
-def _tool_list_problem(where: list[str | int], message: str) -> Problem:
+def _input_warning(where: list[str | int], message: str) -> Problem:
     return Problem(format_path(where), message, "warning")
+
+
+def recorded_durations_problems(document: Any) -> Iterator[Problem]:
+    """The durations ``record --timings`` keeps (``input.mcp.durationsMs``, what
+    ``serve-fixtures --pace recorded`` waits) are one per fixture entry, in entry order, each a
+    number of milliseconds (0 or more) or ``null``: a warning otherwise, as for the tool list."""
+    for t, task in enumerate(document.get("tasks", [])):
+        task_input = task.get("input")
+        mcp_part = task_input.get("mcp") if isinstance(task_input, dict) else None
+        if not isinstance(mcp_part, dict) or "durationsMs" not in mcp_part:
+            continue
+        where: list[str | int] = ["tasks", t, "input", "mcp", "durationsMs"]
+        durations = mcp_part["durationsMs"]
+        entries = (task.get("fixtures") or {}).get("toolResponses", [])
+        if not isinstance(durations, list) or len(durations) != len(entries):
+            message = f"the recorded durations are an array of {len(entries)}, one per entry"
+            yield _input_warning(where, message)
+            continue
+        for i, value in enumerate(durations):
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if value is not None and not (number and value >= 0):
+                yield _input_warning([*where, i], "a duration is milliseconds (>= 0) or null")
 
 
 WARNINGS: dict[Kind, tuple[Callable[[Any], Iterable[Problem]], ...]] = {
@@ -339,6 +359,7 @@ WARNINGS: dict[Kind, tuple[Callable[[Any], Iterable[Problem]], ...]] = {
         _suite_success_entry_carries_is_error,
         _suite_deprecated_on_miss,
         recorded_tool_list_problems,
+        recorded_durations_problems,
     ),
 }
 

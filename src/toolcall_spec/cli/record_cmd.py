@@ -75,6 +75,12 @@ def register(subparsers: Any) -> str:
         "[SECRET_REDACTED], and serve-fixtures matches the call that held it all the same",
     )
     parser.add_argument(
+        "--timings",
+        action="store_true",
+        help="keep how long each call took (the task's input.mcp.durationsMs), for "
+        "serve-fixtures --pace recorded; the suite then differs from one recording to the next",
+    )
+    parser.add_argument(
         "--sync",
         choices=("answer", "exit"),
         default="answer",
@@ -133,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
         suite_id=args.suite_id or recorded_suite_id(out.stem),
         redact=args.redact,
         keep_secrets=args.keep_secrets,
+        timings=args.timings,
         events=events,
         warn=warn,
         sync=args.sync == "answer",

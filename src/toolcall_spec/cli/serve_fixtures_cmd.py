@@ -1,6 +1,6 @@
 """``toolcall-spec serve-fixtures SUITE [--task ID] [--log FILE] [--http] [--inject SPEC]...
-[-- LIVE SERVER CMD... | --upstream URL]``: an MCP server answering ``tools/call`` from a task's
-fixtures.
+[--pace recorded] [-- LIVE SERVER CMD... | --upstream URL]``: an MCP server answering
+``tools/call`` from a task's fixtures.
 
 Over stdio by default (an MCP client launches it as its server command); with ``--http``, streamable
 HTTP on loopback, printing ``serving on URL`` once the socket is bound (``--port 0``, the default,
@@ -9,10 +9,12 @@ picks a free port). A miss goes to the live server only under the task's ``onMis
 When the session ends (the client closes stdin, SIGTERM, Ctrl-C), ``--log FILE`` gets the run's
 event log and summary as one JSON object ``{"events": [...], "summary": {...}}``, written
 atomically. ``--inject SPEC`` (replay/injection.py) answers chosen calls with a tool error of its
-own, or late. Exit 0 after a session (the client closed stdin, SIGTERM), 1 when the suite is
-invalid (each problem on stderr), 2 on a usage or I/O error (unknown task, ``onMiss: live`` without
-a live server, a port taken, a bad ``--inject``), 3 when the session ended so but a call missed
-the fixtures (``fixtureMissCount`` > 0: a CI run fails on it), 130 after Ctrl-C (SIGINT).
+own, or late; ``--pace recorded`` answers each entry as late as it was answered when recorded
+(``record --timings``). Exit 0 after a session (the client closed stdin, SIGTERM), 1 when the
+suite is invalid (each problem on stderr), 2 on a usage or I/O error (unknown task, ``onMiss:
+live`` without a live server, a port taken, a bad ``--inject``, ``--pace`` without durations), 3
+when the session ended so but a call missed the fixtures (``fixtureMissCount`` > 0: a CI run fails
+on it), 130 after Ctrl-C (SIGINT).
 """
 
 from __future__ import annotations
@@ -95,6 +97,12 @@ def register(subparsers: Any) -> str:
         "e.g. tool=lookup,call=1,error=upstream down; tool=*,delay=2s. An injected error "
         "consumes no fixture entry; counted as injectedErrorCount in --log",
     )
+    parser.add_argument(
+        "--pace",
+        choices=("recorded",),
+        help="recorded: answer each served entry as late as its call was answered when recorded "
+        "(a suite recorded with record --timings)",
+    )
     return "serve-fixtures"
 
 
@@ -126,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         from toolcall_spec.mcp.fixture_server import (  # noqa: PLC0415
             FixtureReplay,
             NoTaskError,
+            recorded_durations,
             select_task,
         )
     except ImportError as exc:
@@ -142,7 +151,15 @@ def run(args: argparse.Namespace) -> int:
     except NoTaskError as exc:
         fail(f"{args.suite}: {exc}")
         return 2
-    replay = FixtureReplay(suite, task, agent_id=args.agent_id, injections=args.inject)
+    if args.pace and recorded_durations(task) is None:
+        fail(
+            f"{args.suite}: --pace recorded: task {task.get('taskId')!r} keeps no durations "
+            "(input.mcp.durationsMs): record it with toolcall-spec record --timings"
+        )
+        return 2
+    replay = FixtureReplay(
+        suite, task, agent_id=args.agent_id, injections=args.inject, pace=bool(args.pace)
+    )
     problem = _live_problem(args, replay.on_miss)
     if problem is not None:
         fail(problem)

@@ -126,6 +126,22 @@ def recorded_tools(task: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     return [dict(tool) for tool in tools if isinstance(tool, Mapping)]
 
 
+def recorded_durations(task: Mapping[str, Any]) -> list[float | None] | None:
+    """How long each entry's call took when recorded (``input.mcp.durationsMs``, in entry
+    order, ``null`` where unknown: ``record --timings``), or ``None`` when the task has none."""
+    task_input = task.get("input")
+    mcp_part = task_input.get("mcp") if isinstance(task_input, Mapping) else None
+    durations = mcp_part.get("durationsMs") if isinstance(mcp_part, Mapping) else None
+    if not isinstance(durations, list):
+        return None
+    return [_milliseconds(value) for value in durations]
+
+
+def _milliseconds(value: Any) -> float | None:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if number and value >= 0 else None
+
+
 def derived_tools(entries: Sequence[Any]) -> list[dict[str, Any]]:
     """One tool per distinct tool name of the fixture entries, in order of first appearance: what
     ``tools/list`` answers when the recording kept no tool list. Each has a description, which
@@ -165,6 +181,9 @@ class FixtureReplay:
     ids: IdSource = random_id
     injections: Sequence[Injection] = ()
     """``--inject``: calls answered with an injected tool error, or late."""
+    pace: bool = False
+    """``--pace recorded``: each served entry waits as long as its call took when recorded
+    (``input.mcp.durationsMs``, ``record --timings``)."""
     log: EventLog = field(init=False)
     server: FixtureServer = field(init=False)
     calls: int = field(default=0, init=False)
@@ -254,8 +273,15 @@ class FixtureReplay:
         served = serve_matching(self.server, tool, args)
         if isinstance(served, Miss):
             return await self._answer_miss(tool, args)
+        if self.pace:
+            await anyio.sleep(self._recorded_ms(served.index) / 1000)
         answer = served_failure(served) if served.is_error else served_success(served)
         return answer, _wire_result(answer, served.response if "response" in served.entry else None)
+
+    def _recorded_ms(self, index: int) -> float:
+        durations = recorded_durations(self.task) or []
+        duration = durations[index] if index < len(durations) else None
+        return duration if duration is not None else 0.0
 
     async def _answer_miss(
         self, tool: str, args: dict[str, Any]

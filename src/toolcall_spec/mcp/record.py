@@ -153,6 +153,7 @@ class Recorder:
         suite_id: str,
         redact: bool = False,
         keep_secrets: bool = False,
+        timings: bool = False,
         events: Sink | None = None,
         warn: Warn | None = None,
         sync: bool = True,
@@ -165,6 +166,9 @@ class Recorder:
         self.suite_id = suite_id
         self.redact = redact
         self.keep_secrets = keep_secrets
+        self.timings = timings
+        """Keep each call's duration (``ms`` in the journal, ``input.mcp.durationsMs`` in the
+        suite), which makes every recording of a session differ."""
         self.events = events
         self.warn: Warn = warn or (lambda _message: None)
         self.factory = EventFactory()
@@ -369,6 +373,8 @@ class Recorder:
             "isError": recorded.is_error,
             "response": recorded.response,
         }
+        if self.timings:
+            line["ms"] = round(latency_ms, 3)
         if not self._keep(line, f"tools/call {call.tool!r} (id {request_id!r})", durable=durable):
             self.dropped += 1
         self._emit(state, call, result, failure, latency_ms)

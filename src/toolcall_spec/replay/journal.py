@@ -117,8 +117,10 @@ class Recording:
             raise ValueError("a call's args is an object or null")
         task = self._tasks.setdefault(session, _Task("session"))
         # Exactly once: a call's first line wins (the recorder writes one; a reader is sure).
+        duration = record.get("ms")
+        duration = float(duration) if _is_number(duration) and duration >= 0 else None
         task.calls.setdefault(
-            number, RecordedCall(tool, args, record["response"], record["isError"])
+            number, RecordedCall(tool, args, record["response"], record["isError"], duration)
         )
 
     def _tools(self, session: int, record: Mapping[str, Any]) -> None:
@@ -147,6 +149,10 @@ class Recording:
 
 def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # --- reading a journal --------------------------------------------------------------------------

@@ -64,6 +64,9 @@ class RecordedCall:
     ``args`` and matches any call of the tool)."""
     response: Any
     is_error: bool
+    duration_ms: float | None = None
+    """How long the call took to answer, when the recorder was asked to keep it
+    (``record --timings``): ``serve-fixtures --pace recorded`` waits as long."""
 
     @classmethod
     def answered(cls, tool: str, args: Any, result: Any) -> RecordedCall:
@@ -351,6 +354,9 @@ def recorded_suite(tasks: Sequence[RecordedTask], *, suite_id: str) -> dict[str,
         task_input: dict[str, Any] = {"calls": [_scripted_call(call) for call in task.calls]}
         if task.tools is not None:
             task_input["mcp"] = {"tools": list(task.tools)}
+        if any(call.duration_ms is not None for call in task.calls):
+            durations = [call.duration_ms for call in task.calls]
+            task_input.setdefault("mcp", {})["durationsMs"] = durations
         out_tasks.append(
             {
                 "taskId": task_id,
