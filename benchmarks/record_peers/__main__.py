@@ -10,9 +10,10 @@ installed or does not run is a row that says so; nothing fails the run.
 
 Options: ``--peers a,b`` ``--transports stdio,http``, ``--json PATH`` (default
 ``build/record_peers.json``), ``--workdir DIR`` (recordings and logs; default a fresh temporary
-folder, named in the output), ``--cassette-bin DIR`` (where mcp-cassette's venv has its
-commands: it needs Python 3.12). ``--markdown JSON [--page PAGE]`` runs nothing: it prints the docs
-table of a run's JSON, or writes it into the page after its ``record-peers-table`` comment.
+folder, named in the output), ``--venv PEER=BIN`` (a peer installed in a venv of its own, by
+that venv's bin folder: mcp-cassette needs Python 3.12). ``--markdown JSON [--page PAGE]`` runs
+nothing: it prints the docs table of a run's JSON, or writes it into the page after its
+``record-peers-table`` comment.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ class Peer:
     why_not: dict[str, str]
     variant: str = ""
     """How this row runs the peer, when not by its documented command."""
+    live_over_http: bool = True
+    """Whether its HTTP recorder proxies the live server over HTTP (else it starts it itself)."""
     misses: Callable[[Path], int | None] = lambda folder: None
     """The misses the peer counted in a replay, read from what it wrote in ``folder``."""
 
@@ -134,6 +137,7 @@ def _mcp_recorder(prefix: Callable[[str], Command], variant: str) -> Peer:
         ],
         why_not={"stdio": "its proxy serves the client over HTTP only"},
         variant=variant,
+        live_over_http=False,
         misses=_mcp_recorder_misses,
     )
 
@@ -343,21 +347,22 @@ def _replay(
 
 
 def _record_http(peer: Peer, exe: str, recording: Path, folder: Path) -> list[dict[str, Any]]:
-    """The live server over HTTP, the peer's recorder in front of it, the client at the
-    recorder; then the recorder stopped (Ctrl-C), as a person ends a recording."""
+    """The live server over HTTP (when the peer proxies one), the peer's recorder in front of it,
+    the client at the recorder; then the recorder stopped (Ctrl-C), as a person ends a
+    recording."""
     assert peer.record_http is not None
-    live = Background([*LIVE, "--http"], folder / "live.log")
+    live = Background([*LIVE, "--http"], folder / "live.log") if peer.live_over_http else None
     try:
-        upstream = live.url()
+        upstream = live.url() if live is not None else ""
         port = free_port()
         recorder = Background(peer.record_http(exe, recording, upstream, port), folder / "rec.log")
         try:
-            url = recorder.url(port)
-            return outcomes_json(session(url, PROBE, folder / "client-stderr.log"))
+            return outcomes_json(session(recorder.url(port), PROBE, folder / "client-stderr.log"))
         finally:
-            recorder.stop()
+            recorder.stop()  # it saves as it stops
     finally:
-        live.stop()
+        if live is not None:
+            live.stop()
 
 
 # --- what the table says -------------------------------------------------------------------------
