@@ -12,6 +12,7 @@ nox -s mcp_matrix          the MCP framework tests against each supported mcp / 
 nox -s inspect             an Inspect AI eval whose tools are a suite served by serve-fixtures
 nox -s floors              the store, ingest, MCP and CLI tests on the lowest declared dependencies
 nox -s peers               the telemetry peers side by side on one probe server (docs/peers.md)
+nox -s record_peers        the MCP cassette recorders side by side (docs/record-replay.md)
 """
 
 from __future__ import annotations
@@ -375,3 +376,60 @@ def peers(session: nox.Session) -> None:
             "python", "-m", "pip", "install", "--quiet", pin, *PEER_FRAMEWORKS, success_codes=[0, 1]
         )
     session.run("python", "-m", "benchmarks.peers", *session.posargs)
+
+
+RECORD_PEER_PINS = ("mcp-recorder==0.5.0", "agent-vcr==0.1.0", "mcp-rec==0.1.1")
+"""The cassette recorders of ``nox -s record_peers`` that install beside the package, pinned like
+PEER_PINS (docs/record-replay.md, "Compared with MCP cassette recorders")."""
+
+RECORD_PEER_PINS_PAST_PYTHON = ("mcp-vcr==0.2.0",)
+"""Declares Python 3.12 or newer but runs on 3.11: installed past that check (_install_mcp_vcr)."""
+
+MCP_CASSETTE = "mcp-cassette[http]==0.4.0"
+"""Needs Python 3.12 (PEP 695 syntax): installed in a 3.12 venv of its own, never beside the
+package (its pytest11 plugin would load into every pytest run). Its commands are proxies and a
+replay server: the client and the live server stay in the session's venv."""
+
+PYTHON_312 = "python3.12"
+"""The interpreter of mcp-cassette's venv: ``$RECORD_PEERS_PYTHON312``, else a pyenv 3.12 (whose
+shim on PATH refuses to run while another version is selected), else on PATH."""
+
+
+def _python312() -> str | None:
+    import os  # noqa: PLC0415
+
+    pyenv = sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12"))
+    return os.environ.get("RECORD_PEERS_PYTHON312") or (
+        str(pyenv[-1]) if pyenv else shutil.which(PYTHON_312)
+    )
+
+
+@nox.session
+def record_peers(session: nox.Session) -> None:
+    """The comparison of docs/record-replay.md: the real mcp client makes the same calls through
+    each cassette recorder (and ``toolcall-spec record``), over stdio and streamable HTTP where
+    the peer can, then against each one's replay; prints the table and writes
+    build/record_peers.json (``-- --peers a,b --transports stdio``...). A peer that cannot be
+    installed or run is a row that says so; it never fails the session."""
+    session.install("-e", ".[mcp,http]")
+    for pin in RECORD_PEER_PINS:
+        session.run("python", "-m", "pip", "install", "--quiet", pin, success_codes=[0, 1])
+    for pin in RECORD_PEER_PINS_PAST_PYTHON:
+        flags = ("--quiet", "--ignore-requires-python")
+        session.run("python", "-m", "pip", "install", *flags, pin, success_codes=[0, 1])
+    venv = Path(session.create_tmp()).resolve() / "mcp-cassette-py312"
+    python312 = _python312()
+    if python312 is None:
+        session.warn(f"no {PYTHON_312}: mcp-cassette's row will say it is not installed")
+    else:
+        session.run(python312, "-m", "venv", str(venv), external=True, success_codes=[0, 1])
+        pip = (str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", MCP_CASSETTE)
+        session.run(*pip, external=True, success_codes=[0, 1])
+    session.run(
+        "python",
+        "-m",
+        "benchmarks.record_peers",
+        "--venv",
+        f"mcp-cassette={venv / 'bin'}",
+        *session.posargs,
+    )

@@ -7,7 +7,8 @@ How each peer records here (its limits on this machine, see docs/record-replay.m
 - mcp-recorder 0.5: its own scenario runner (``record-scenarios``: its proxy, its client, its
   cassette writer). Its proxy app passes ``on_startup``/``on_shutdown`` to Starlette, which
   Starlette 1.x no longer accepts, so it dies at start beside the Starlette this package installs;
-  the test gives the peer's module a Starlette that maps those two onto a lifespan, nothing else.
+  the test gives the peer's module a Starlette that maps those two onto a lifespan, nothing else
+  (support/mcp_recorder_hooks.py).
 - agent-vcr 0.1: its own recorder (``MCPRecorder``) through support/agent_vcr_recording.py, whose
   docstring says why the documented ``agent-vcr record`` command cannot serve a client over stdio.
 - mcp-vcr 0.2: its own ``mcp-vcr record`` command, the stdio proxy a client starts in place of
@@ -18,14 +19,12 @@ How each peer records here (its limits on this machine, see docs/record-replay.m
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
 import subprocess
 import sys
 import sysconfig
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +40,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import TextContent
 from mcp_recorder.scenarios import load_scenarios_file, run_scenarios
-from starlette.applications import Starlette
 from support.cli import run_cli
+from support.mcp_recorder_hooks import StarletteWithStartupHooks
 from support.repo import REPO
 
 from toolcall_spec.cli.promote_cmd import CASSETTE_FORMATS
@@ -66,29 +65,6 @@ CALLS: list[Call] = [
     ("lookup", {"id": 2}),
 ]
 RECORDED_FAILURES = [True, False, False, True, True, False]
-
-
-class StarletteWithStartupHooks(Starlette):
-    """Starlette 1.x with the ``on_startup``/``on_shutdown`` arguments mcp-recorder 0.5 passes."""
-
-    def __init__(
-        self,
-        *args: Any,
-        on_startup: Sequence[Callable[[], Awaitable[None]]] = (),
-        on_shutdown: Sequence[Callable[[], Awaitable[None]]] = (),
-        **kwargs: Any,
-    ) -> None:
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Any) -> AsyncIterator[None]:
-            for hook in on_startup:
-                await hook()
-            try:
-                yield
-            finally:
-                for hook in on_shutdown:
-                    await hook()
-
-        super().__init__(*args, **{**kwargs, "lifespan": lifespan})
 
 
 def record_with_mcp_recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

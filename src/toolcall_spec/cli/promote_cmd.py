@@ -6,8 +6,9 @@ output of ``toolcall-spec replay`` (an object with ``events``); ``-`` reads stan
 with the suite (warnings on stderr), 1 when the log has problems (each on stderr as
 ``RUNLOG: path: message``), 2 when the file cannot be read.
 
-``--from mcp-recorder|agent-vcr|mcp-vcr|cassette`` reads a cassette of another MCP recorder
-instead (one JSON document, or JSON lines: mcp-vcr's NDJSON transcript; ``cassette`` recognizes
+``--from mcp-recorder|agent-vcr|mcp-vcr|mcp-cassette|mcp-rec|cassette`` reads a cassette of
+another MCP recorder instead (one JSON document, or JSON lines: mcp-vcr's NDJSON transcript,
+mcp-rec's JSONL; ``cassette`` recognizes
 the format): each recorded ``tools/call`` becomes an entry, failures kept
 (``toolcall_spec.mcp.cassettes``).
 
@@ -55,7 +56,7 @@ def register(subparsers: Any) -> str:
         choices=("log", "cassette", *CASSETTE_FORMATS),
         default="log",
         help="what RUNLOG is: an OpenWOP event log (log, the default), or a cassette of "
-        "mcp-recorder, agent-vcr or mcp-vcr (cassette: recognize which)",
+        "mcp-recorder, agent-vcr, mcp-vcr, mcp-cassette or mcp-rec (cassette: recognize which)",
     )
     parser.add_argument(
         "--suite-id", metavar="ID", help="the suite id (default: recorded.evals.<RUNLOG's name>)"
@@ -70,7 +71,7 @@ def register(subparsers: Any) -> str:
     return "promote"
 
 
-CASSETTE_FORMATS = ("mcp-recorder", "agent-vcr", "mcp-vcr")
+CASSETTE_FORMATS = ("mcp-recorder", "agent-vcr", "mcp-vcr", "mcp-cassette", "mcp-rec")
 """The cassette formats ``--from`` names (``toolcall_spec.mcp.cassettes.FORMATS``)."""
 
 

@@ -19,6 +19,12 @@ Formats read (each tested on a cassette the peer itself recorded, tests/mcp_boun
   ``{"_type": "meta", ...}`` line, then one message a line; read as the list of the lines' values)
   or its YAML form converted to JSON (``{"meta": {...}, "messages": [...]}``). A client request is
   paired with the next server response of the same id.
+- ``mcp-cassette`` (PyPI ``mcp-cassette`` 0.4, Python 3.12+): ``{"format_version": 3,
+  "transport": "stdio"|"http", ..., "messages": [{"seq": n, "sender": "client"|"server",
+  "kind": "request"|"response"|"notification", "payload": {...}}, ...]}``, paired the same way;
+- ``mcp-rec`` (PyPI ``mcp-rec`` 0.1): JSON lines ``{"ts": s, "dir":
+  "client->server"|"server->client", "msg": {...}}`` (read as the list of the lines' values),
+  paired the same way.
 
 The recorded ``tools/list`` result, when the cassette has one, is kept in the task's input as
 ``input.mcp.tools``, which ``serve-fixtures`` lists.
@@ -77,23 +83,69 @@ def _agent_vcr(document: Mapping[str, Any]) -> Iterator[Exchange]:
             yield where, interaction.get("request"), interaction.get("response")
 
 
-def _mcp_vcr(document: Any) -> Iterator[Exchange]:
-    # The transcript interleaves both directions: a server response settles the client request
-    # of its id still open (an id may be used again once answered); requests keep their order.
+Message = tuple[Place, bool, Any]
+"""A transcript's message: where it is, whether the client sent it, and its JSON-RPC payload."""
+
+
+def _paired(messages: Iterator[Message]) -> Iterator[Exchange]:
+    """The exchanges of a transcript that interleaves both directions: a server response settles
+    the client request of its id still open (an id may be used again once answered); requests
+    keep their order."""
     exchanges: list[list[Any]] = []
     open_requests: dict[str, list[Any]] = {}
-    for where, message in _mcp_vcr_messages(document):
-        payload = message.get("payload")
+    for where, from_client, payload in messages:
         if not isinstance(payload, Mapping) or payload.get("id") is None:
             continue  # a notification
         key = json.dumps(payload["id"], sort_keys=True)
-        if message.get("dir") == "c2s" and "method" in payload:
-            exchanges.append([[*where, "payload"], payload, None])
+        if from_client and "method" in payload:
+            exchanges.append([where, payload, None])
             open_requests[key] = exchanges[-1]
-        elif message.get("dir") == "s2c" and "method" not in payload and key in open_requests:
+        elif not from_client and "method" not in payload and key in open_requests:
             open_requests.pop(key)[2] = payload
     for where, request, response in exchanges:
         yield where, request, response
+
+
+def _mcp_vcr(document: Any) -> Iterator[Exchange]:
+    return _paired(
+        ([*where, "payload"], message.get("dir") == "c2s", message.get("payload"))
+        for where, message in _mcp_vcr_messages(document)
+        if message.get("dir") in ("c2s", "s2c")
+    )
+
+
+def _mcp_cassette(document: Mapping[str, Any]) -> Iterator[Exchange]:
+    messages = document["messages"]
+    return _paired(
+        (["messages", i, "payload"], message.get("sender") == "client", message.get("payload"))
+        for i, message in enumerate(messages)
+        if isinstance(message, Mapping) and message.get("sender") in ("client", "server")
+    )
+
+
+MCP_REC_DIRECTIONS: Final = ("client->server", "server->client")
+
+
+def _mcp_rec(document: list[Any]) -> Iterator[Exchange]:
+    return _paired(
+        ([i, "msg"], line.get("dir") == MCP_REC_DIRECTIONS[0], line.get("msg"))
+        for i, line in enumerate(document)
+        if isinstance(line, Mapping) and line.get("dir") in MCP_REC_DIRECTIONS
+    )
+
+
+def _is_mcp_cassette(document: Any) -> bool:
+    return (
+        isinstance(document, Mapping)
+        and isinstance(document.get("format_version"), int)
+        and isinstance(document.get("messages"), list)
+        and "transport" in document
+    )
+
+
+def _is_mcp_rec(document: Any) -> bool:
+    first = document[0] if isinstance(document, list) and document else None
+    return isinstance(first, Mapping) and first.get("dir") in MCP_REC_DIRECTIONS and "msg" in first
 
 
 def _mcp_vcr_messages(document: Any) -> Iterator[tuple[Place, Mapping[str, Any]]]:
@@ -157,6 +209,14 @@ FORMATS: Final[Mapping[str, _Format]] = {
         _is_mcp_vcr,
         _mcp_vcr,
         'NDJSON lines from a "_type": "meta" line, or an object with "meta" and "messages"',
+    ),
+    "mcp-cassette": _Format(
+        _is_mcp_cassette,
+        _mcp_cassette,
+        'an object with an integer "format_version", "transport" and "messages"',
+    ),
+    "mcp-rec": _Format(
+        _is_mcp_rec, _mcp_rec, 'JSON lines of {"dir": "client->server"|"server->client", "msg"}'
     ),
 }
 """Each cassette format read, by the name ``--from`` takes."""
