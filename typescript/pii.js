@@ -392,7 +392,12 @@ function ibanEnd(text, match) {
 // --- IP addresses ---------------------------------------------------------------------------------
 
 const OCTET = "(?:25[0-5]|2[0-4][0-9]|[01][0-9][0-9]|[1-9]?[0-9])";
-const IPV4 = new RegExp(`(?<![0-9])(?<![0-9]\\.)${OCTET}(?:\\.${OCTET}){3}(?!\\.?[0-9])`, "g");
+// Not glued to a dotted number whose last group is in parentheses (``0033.(1).11.17.10.18``).
+const AFTER_DOTTED_PARENTHESES = "(?<![0-9]\\.\\([0-9]{1,4}\\)\\.)";
+const IPV4 = new RegExp(
+  `(?<![0-9])(?<![0-9]\\.)${AFTER_DOTTED_PARENTHESES}${OCTET}(?:\\.${OCTET}){3}(?!\\.?[0-9])`,
+  "g",
+);
 const IPV6_COLONS = /:[0-9A-Fa-f:.]*:/g;
 const HEX_RUN = /[0-9A-Fa-f.]*/y;
 const HEX_OR_DOT = new Set("0123456789ABCDEFabcdef.");
@@ -551,7 +556,8 @@ function internationalLength(chunk, digits) {
   return later00Length(chunk, digits);
 }
 
-const CHAIN_GOES_ON = new RegExp(`\\)?${GROUPING}?\\(?[0-9]`, "y");
+// A card's separators count, up to two (as _CHAIN_GOES_ON).
+const CHAIN_GOES_ON = new RegExp(`\\)?(?:${GROUPING}|[ \u00a0\u2007\u202f\\-.]{1,2})?\\(?[0-9]`, "y");
 // The longer grouping first.
 const SEPARATOR_AFTER = /\)?(?: [-/] |[-./ ])?/y;
 const PHONE_DIGITS = /[0-9]+/g;
@@ -588,15 +594,34 @@ function phoneEnd(text, match, valid, split = true) {
 function opensANumber(text, position) {
   const separator = matchAt(SEPARATOR_AFTER, text, position);
   const at = separator !== null ? position + separator[0].length : position;
-  if (text.startsWith("+", at) || matchAt(NANP_PHONE_AT, text, at) !== null) return true;
-  const starts = text.startsWith("(", at) ? [at, at + 1] : [at]; // "(0044 ...": past it too
-  for (const [pattern, valid] of NUMBER_FORMS) {
-    for (const start of starts) {
+  if (text.startsWith("+", at) || opensACardOrSsn(text, at)) return true;
+  // "(0044 ...", "(555-123-4567": past the parenthesis too (as _opens_a_number)
+  const starts = text.startsWith("(", at) ? [at, at + 1] : [at];
+  for (const start of starts) {
+    if (matchAt(NANP_PHONE_AT, text, start) !== null) return true;
+    for (const [pattern, valid] of NUMBER_FORMS) {
       const match = matchAt(pattern, text, start);
       if (match !== null && hasANumber(match[0], valid)) return true;
     }
   }
   return false;
+}
+
+/** Whether a card or an SSN starts at `at` (`_opens_a_card_or_ssn`), read within CARD_REACH. */
+function opensACardOrSsn(text, at) {
+  const ssn = matchAt(SSN_AT, text, at);
+  if (ssn !== null && (ssn[1] || isPlausibleSsn(ssn[0].replaceAll(" ", "")))) return true;
+  const bounded = text.slice(at, at + CARD_REACH);
+  const chain = matchAt(DIGIT_CHAIN_AT, bounded, 0);
+  if (chain === null) return false;
+  let piece = chain[0];
+  // The chain may go on past the reach: its last group may be cut, leave it out.
+  if (piece.length === CARD_REACH) piece = piece.replace(/[0-9]+$/, "");
+  const digits = piece.replace(/[^0-9]/g, "");
+  if (digits.length < CARD_MIN) return false;
+  const loose = piece.includes("/") || piece.includes(" - ");
+  const window = cardWindows(piece, digits, loose).next();
+  return !window.done && window.value[0] === 0;
 }
 
 // Its own pattern: hasANumber runs while phoneEnd's loop walks PHONE_DIGITS (a shared lastIndex).
@@ -661,9 +686,9 @@ const NANP_PHONE_AT = new RegExp(NANP_PHONE.source, "y");
 
 function redactLaterPhones(text, anywhere = false) {
   if (text.includes("00")) text = redactPhones(text, LATER_00_PHONE, later00Length, true, anywhere);
-  text = text.replace(NANP_PHONE, PHONE_TOKEN);
-  if (!text.includes("0")) return text;
-  return redactPhones(text, NATIONAL_PHONE, nationalLength, true, anywhere);
+  // National numbers before North American ones (as redact_later_phones).
+  if (text.includes("0")) text = redactPhones(text, NATIONAL_PHONE, nationalLength, true, anywhere);
+  return text.replace(NANP_PHONE, PHONE_TOKEN);
 }
 
 const redactPhonesAnywhere = (text) => redactLaterPhones(text, true);
@@ -694,6 +719,8 @@ const DIGIT_CHAIN = re(
   "g",
 );
 const DIGITS = /[0-9]+/g;
+const DIGIT_CHAIN_AT = re(DIGIT_CHAIN.source, "y");
+const CARD_REACH = CARD_MAX * 4; // 19 digits, at most three separator characters after each
 const DOUBLED = [0, 2, 4, 6, 8, 1, 3, 5, 7, 9];
 
 function redactCards(text) {
@@ -798,6 +825,7 @@ function prefixSums(digits, parity) {
 
 const SSN =
   /[0-9](?<![0-9][0-9])(?:(?<![0-9]\.[0-9])[0-9]{2}([-./]| [-/] )[0-9]{2}\1[0-9]{4}|[0-9]{2}( ?)[0-9]{2}\2[0-9]{4})(?![0-9])/g;
+const SSN_AT = new RegExp(SSN.source, "y");
 const ITIN_GROUPS = new Set([
   ...Array.from({ length: 16 }, (_, i) => 50 + i),
   ...Array.from({ length: 19 }, (_, i) => 70 + i),

@@ -32,6 +32,7 @@ def _message(text: str, kind: str = "phone") -> Message:
 @example(_message("0151 12345678"))
 @example(_message("foo1/bar2@example.com", "email"))
 @example(_message('"a\\"b1"@example.com', "email"))
+@example(_message("0033.(1).11.17.10.18"))  # dotted, read as an IP address, its prefix left
 def test_each_item_alone_leaves_nothing_private(message: Message) -> None:
     """No digit or ``@`` of the item is left (the words around have none), nor a piece of a
     secret; what stays by design (a URL's host after its credentials) is taken out first."""
@@ -53,6 +54,27 @@ def test_each_item_alone_leaves_nothing_private(message: Message) -> None:
     ("marker", Message(" [IP_REDACTED]:443 ", kept=(":443",))),
     _message("0044 30 260500"),
 )
+# The class a number read from the digits before it, or into the value after it, belongs to: its
+# last group (or the other value's rest) stayed.
+@example(_message("001 00 0000 000"), ("punctuation", Message("(")), _message("000-000-0000"))
+@example(
+    _message("error"),
+    ("ip:port", Message(" 0.0.7.145:133 / ", (Item("0.0.7.145", "ip"),), kept=(":133",))),
+    _message("053 3574 9698"),
+)
+@example(
+    _message("+1 000 000 0000"),
+    ("whitespace", Message(" ")),
+    _message("0000\u00a00000\u00a00000\u00a00", "card"),
+)
+@example(
+    _message("+1 000 000 0000"),
+    ("whitespace", Message(" ")),
+    _message("0000  0000  0000  0", "card"),
+)
+@example(
+    _message("+33-8-70-97-06-83"), ("punctuation", Message(") ")), _message("900-58-0001", "ssn")
+)
 def test_two_cleaned_messages_joined_by_any_separator_are_cleaned(
     first: Message, separator: tuple[str, Message], second: Message
 ) -> None:
@@ -70,37 +92,5 @@ def test_two_cleaned_messages_joined_by_any_separator_are_cleaned(
             and second.text == second.items[0].text
         )
     )
-    assume(not _number_read_across_the_join(first, separator, second))
     stripped = strip_pii(joined.text)
     assert not leaks(joined, stripped), (separator[0], stripped)
-
-
-_DIGITS_THEN_PUNCTUATION = re.compile(r"[0-9][^\sA-Za-z0-9]{1,3}\Z|[0-9]\s+/\s+\Z")
-
-
-def _number_read_across_the_join(
-    first: Message, separator: tuple[str, Message], second: Message
-) -> bool:
-    """The open class (``OPEN_LEAKS`` below): a phone number right after other digits with only
-    punctuation between is read from the digits before it, and its last group stays. Left out
-    of the property until the stripper handles it; ``OPEN_LEAKS`` pins it meanwhile."""
-    before = first.text + separator[1].text
-    starts_a_phone = bool(second.items) and second.items[0].kind == "phone"
-    return starts_a_phone and bool(_DIGITS_THEN_PUNCTUATION.search(before))
-
-
-OPEN_LEAKS = [
-    "001 00 0000 000(000-000-0000",  # a number, "(", a North American number
-    "0.0.7.145:133 / 053 3574 9698",  # a port, " / ", a number: "133 / 053 3574" is read
-    "0033.(1).11.17.10.18",  # a French number with dots, read as an IP address
-]
-"""Leaks the generators found that the stripper does not mend yet (issue 29, part 7; the
-closing note of that stop). Each is expected to leak: when the stripper mends one, its test
-passes, the strict mark fails it, and the exclusion above must go."""
-
-
-@pytest.mark.xfail(strict=True, reason="an open leak class of issue 29, part 7")
-@pytest.mark.parametrize("text", OPEN_LEAKS)
-def test_an_open_leak_class_still_leaks(text: str) -> None:
-    stripped = strip_pii(text)
-    assert not any(c.isdigit() for c in re.sub(r"\[[A-Z_]+\]", "", stripped)), stripped

@@ -47,16 +47,19 @@ Rules that decide what is *not* PII (so ids, years and counters stay readable):
   ``(030) 260500``, ``0151 12345678``) that does not start with a date (``05/12/2026 18:30``).
   The groups of every phone number are split by a space, dash, dot or slash, or by `` - `` or
   `` / ``. A number may follow a port or the number just read; where a match runs into the next
-  number it ends before the group that starts it (``_phone_end``). A window whose first reading
-  leaves digits is read again with the phones first; the reading leaving fewer digits wins.
+  number, card or SSN it ends before the group that starts it (``_phone_end``). National
+  numbers are read before North American ones (``:133 / 053 3574 9698`` is no 3-3-4 number).
+  A window whose first reading leaves digits is read again with the phones first; the reading
+  leaving fewer digits wins.
 - An e-mail local part holds letters, digits and RFC 5322's other characters (``&``, ``{``,
   ``'``, ``+``, ``=``, ``/``, ...); after ``://`` the host stays; an apostrophe after anything
   but a letter or digit quotes the address and stays (``value='max@...'``). So a key written
   right before an address (``to=bob@example.com``) goes with it.
 - An IPv4 address is four dotted octets 0-255 not glued to more dotted digits (``1.2.3.4.5`` is a
-  version string). An IPv6 address is a token (not glued to a word) the standard library parses
-  as one and that has a decimal digit, a group of four hex digits or all eight groups (so
-  ``Foo::bar``, ``std::fmt``, ``a::b`` and ``::`` stay).
+  version string), nor after a dotted number whose last group is in parentheses
+  (``0033.(1).11.17.10.18``). An IPv6 address is a token (not glued to a word) the standard
+  library parses as one and that has a decimal digit, a group of four hex digits or all eight
+  groups (so ``Foo::bar``, ``std::fmt``, ``a::b`` and ``::`` stay).
 
 Linear time: every regular expression here is either a single character class run, a run whose
 only repetition cannot fail after it matched (so the engine never backtracks into it), or a
@@ -526,7 +529,13 @@ def _positions(chunk: str, char: str) -> Iterable[int]:
 # --- IP addresses -------------------------------------------------------------------------------
 
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|[01][0-9][0-9]|[1-9]?[0-9])"  # zero-padded too: 010, 001
-_IPV4 = re.compile(rf"(?<![0-9])(?<![0-9]\.){_OCTET}(?:\.{_OCTET}){{3}}(?!\.?[0-9])", re.ASCII)
+# Not glued to more dotted digits, nor to a dotted number whose last group is in parentheses
+# (``0033.(1).11.17.10.18``: a French number, its area code set off).
+_AFTER_DOTTED_PARENTHESES = "".join(rf"(?<![0-9]\.\([0-9]{{{width}}}\)\.)" for width in range(1, 5))
+_IPV4 = re.compile(
+    rf"(?<![0-9])(?<![0-9]\.){_AFTER_DOTTED_PARENTHESES}{_OCTET}(?:\.{_OCTET}){{3}}(?!\.?[0-9])",
+    re.ASCII,
+)
 _IPV6_COLONS = re.compile(r":[0-9A-Fa-f:.]*:", re.ASCII)
 _HEX_RUN = re.compile(r"[0-9A-Fa-f.]*", re.ASCII)
 _HEX_OR_DOT = frozenset("0123456789ABCDEFabcdef.")
@@ -712,8 +721,12 @@ def _phone_end(
     return None if chosen is None else start + chosen
 
 
-# After a match: more of its chain (a closing parenthesis or a separator, then a digit).
-_CHAIN_GOES_ON = re.compile(rf"\)?{_GROUPING}?\(?[0-9]", re.ASCII)
+# After a match: more of its chain (a closing parenthesis or a separator, then a digit). A card's
+# separators count, up to two (``+1 000 000 0000 0000\u00a00000...``, ``... 0000  0000``: the
+# phone number read the card's first group, and its rest stayed).
+_CHAIN_GOES_ON = re.compile(
+    rf"\)?(?:{_GROUPING}|[ \u00a0\u2007\u202f\-.]{{1,2}})?\(?[0-9]", re.ASCII
+)
 
 
 def _opens_a_number(text: str, position: int) -> bool:
@@ -721,15 +734,42 @@ def _opens_a_number(text: str, position: int) -> bool:
     phone pattern reads there with as many digits as its form allows."""
     separator = _SEPARATOR_AFTER.match(text, position)
     at = separator.end() if separator is not None else position
-    if text.startswith("+", at) or _NANP_PHONE.match(text, at) is not None:
+    if text.startswith("+", at) or _opens_a_card_or_ssn(text, at):
         return True
-    starts = (at, at + 1) if text.startswith("(", at) else (at,)  # "(0044 ...": past it too
-    for pattern, valid in _NUMBER_FORMS:
-        for start in starts:
+    # "(0044 ...", "(555-123-4567": past the parenthesis too (a North American number's pattern
+    # starts no "(" that a digit precedes, so it is read from the digit after it)
+    starts = (at, at + 1) if text.startswith("(", at) else (at,)
+    for start in starts:
+        if _NANP_PHONE.match(text, start) is not None:
+            return True
+        for pattern, valid in _NUMBER_FORMS:
             match = pattern.match(text, start)
             if match is not None and _has_a_number(match.group(), valid):
                 return True
     return False
+
+
+def _opens_a_card_or_ssn(text: str, at: int) -> bool:
+    """Whether a card or an SSN starts at ``at``: a phone number of up to 15 digits can run on
+    into the groups of one (``+1 000 000 0000 0000.0000.0000.0``, ``+33 6 12 34 56 78) 900-58-
+    0001``), and their rest stayed. Read within the longest a card can be written, so each call
+    costs a bounded time."""
+    ssn = _SSN.match(text, at)
+    if ssn is not None and _ssn(ssn) != ssn.group():
+        return True
+    limit = at + _CARD_REACH
+    chain = _DIGIT_CHAIN.match(text, at, limit)
+    if chain is None:
+        return False
+    piece = chain.group()
+    if chain.end() == limit:  # the chain may go on: its last group may be cut, leave it out
+        piece = piece[: len(piece.rstrip("0123456789"))]
+    digits = piece.encode().translate(None, _SEPARATOR_BYTES)
+    if len(digits) < _CARD_MIN:
+        return False
+    loose = "/" in piece or " - " in piece
+    window = next(iter(_card_windows(piece, digits, loose)), None)
+    return window is not None and window[0] == 0
 
 
 def _has_a_number(chunk: str, valid: Callable[[str, int], bool]) -> bool:
@@ -804,10 +844,13 @@ def redact_later_phones(text: str, anywhere: bool = False) -> str:
     reference reading."""
     if "00" in text:
         text = _redact_phones(text, _LATER_00_PHONE, _later_00_length, anywhere=anywhere)
-    text = _NANP_PHONE.sub(PHONE_TOKEN, text)
-    if "0" not in text:
-        return text
-    return _redact_phones(text, _NATIONAL_PHONE, _national_length, anywhere=anywhere)
+    if "0" in text:
+        # National numbers before North American ones: a national number's first groups read as
+        # one with the digits before them (a port: ``:133 / 053 3574 9698`` read ``133 / 053
+        # 3574``), and its last group stayed; a national match that runs on into a North
+        # American number ends before it (``_phone_end``).
+        text = _redact_phones(text, _NATIONAL_PHONE, _national_length, anywhere=anywhere)
+    return _NANP_PHONE.sub(PHONE_TOKEN, text)
 
 
 def _redact_phones_anywhere(text: str) -> str:
@@ -871,6 +914,7 @@ _DIGIT_CHAIN = re.compile(
 # leaves its digits.
 _SEPARATOR_BYTES = bytes(sorted(set((_CARD_SEPARATORS.replace("\\", "") + "/").encode())))
 _DIGITS = re.compile(r"[0-9]+", re.ASCII)
+_CARD_REACH = _CARD_MAX * 4  # 19 digits, at most three separator characters after each
 _DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # a digit doubled, its digits summed
 
 
