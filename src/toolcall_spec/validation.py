@@ -290,19 +290,25 @@ def _suite_deprecated_on_miss(document: Any) -> Iterator[Problem]:
             )
 
 
+def _recorded_mcp_members(
+    document: Any, member: str
+) -> Iterator[tuple[list[str | int], dict[str, Any], Any]]:
+    """Where each task keeps ``member`` of what a recording put in its opaque input
+    (``input.mcp``), the task, and the value."""
+    for t, task in enumerate(document.get("tasks", [])):
+        task_input = task.get("input")
+        mcp_part = task_input.get("mcp") if isinstance(task_input, dict) else None
+        if isinstance(mcp_part, dict) and member in mcp_part:
+            yield ["tasks", t, "input", "mcp", member], task, mcp_part[member]
+
+
 def recorded_tool_list_problems(document: Any) -> Iterator[Problem]:
     """The tool list a recording keeps in a task's opaque input (``input.mcp.tools``, MCP
     ``Tool`` objects, what ``serve-fixtures`` lists and ``verify`` compares with the live
     server's) must be one: a list of objects, each with a non-empty string ``name``, unique in the
     list, and an object ``inputSchema``. The suite schema cannot say so (OpenWOP keeps ``input``
     opaque): a warning for ``validate``, an error for the commands that read the list."""
-    for t, task in enumerate(document.get("tasks", [])):
-        task_input = task.get("input")
-        mcp_part = task_input.get("mcp") if isinstance(task_input, dict) else None
-        if not isinstance(mcp_part, dict) or "tools" not in mcp_part:
-            continue
-        where: list[str | int] = ["tasks", t, "input", "mcp", "tools"]
-        tools = mcp_part["tools"]
+    for where, _task, tools in _recorded_mcp_members(document, "tools"):
         if not isinstance(tools, list):
             yield _input_warning(where, "the recorded tool list is not an array")
             continue
@@ -336,13 +342,7 @@ def recorded_durations_problems(document: Any) -> Iterator[Problem]:
     """The durations ``record --timings`` keeps (``input.mcp.durationsMs``, what
     ``serve-fixtures --pace recorded`` waits) are one per fixture entry, in entry order, each a
     number of milliseconds (0 or more) or ``null``: a warning otherwise, as for the tool list."""
-    for t, task in enumerate(document.get("tasks", [])):
-        task_input = task.get("input")
-        mcp_part = task_input.get("mcp") if isinstance(task_input, dict) else None
-        if not isinstance(mcp_part, dict) or "durationsMs" not in mcp_part:
-            continue
-        where: list[str | int] = ["tasks", t, "input", "mcp", "durationsMs"]
-        durations = mcp_part["durationsMs"]
+    for where, task, durations in _recorded_mcp_members(document, "durationsMs"):
         entries = (task.get("fixtures") or {}).get("toolResponses", [])
         if not isinstance(durations, list) or len(durations) != len(entries):
             message = f"the recorded durations are an array of {len(entries)}, one per entry"

@@ -18,6 +18,7 @@ import mcp
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from support.mcp_servers import demo_server
+from support.replay import one_task_suite
 
 from toolcall_spec.mcp.fixture_server import (
     FixtureReplay,
@@ -39,19 +40,7 @@ def text(result: CallToolResult) -> str:
 
 
 def suite_of(entries: list[dict[str, Any]], **fixtures: Any) -> dict[str, Any]:
-    return {
-        "suiteId": "demo.evals.serve",
-        "version": "1.0.0",
-        "modes": ["golden"],
-        "tasks": [
-            {
-                "taskId": "session-1",
-                "input": {},
-                "expected": {"kind": "golden"},
-                "fixtures": {"toolResponses": entries, **fixtures},
-            }
-        ],
-    }
+    return one_task_suite(entries, **fixtures)
 
 
 def mcp_text(value: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from support.cli import CLI, run_cli
 from support.recording import RawClient, child_env
+from support.replay import one_task_suite
 
 from toolcall_spec.cli.serve_fixtures_cmd import MISSED
 from toolcall_spec.mcp.fixture_server import FixtureReplay, build_server, select_task
@@ -48,20 +49,7 @@ FAIL_THEN_SUCCEED: list[dict[str, Any]] = [
 
 
 def write_suite_text() -> str:
-    suite = {
-        "suiteId": "demo.evals.serve-ci",
-        "version": "1.0.0",
-        "modes": ["golden"],
-        "tasks": [
-            {
-                "taskId": "session-1",
-                "input": {},
-                "expected": {"kind": "golden"},
-                "fixtures": {"toolResponses": FAIL_THEN_SUCCEED},
-            }
-        ],
-    }
-    return json.dumps(suite)
+    return json.dumps(one_task_suite(FAIL_THEN_SUCCEED, "demo.evals.serve-ci"))
 
 
 def write_suite(path: Path) -> Path:

@@ -25,6 +25,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent
 from support.cli import CLI, run_cli
+from support.replay import one_task_suite
 from support.repo import REPO
 
 from toolcall_spec.cli.serve_fixtures_cmd import MISSED
@@ -43,19 +44,7 @@ def mcp_text(value: str) -> dict[str, Any]:
 
 
 def write_suite(path: Path, entries: list[dict[str, Any]], on_miss: str = "fail") -> Path:
-    suite = {
-        "suiteId": "demo.evals.serve-cli",
-        "version": "1.0.0",
-        "modes": ["golden"],
-        "tasks": [
-            {
-                "taskId": "session-1",
-                "input": {},
-                "expected": {"kind": "golden"},
-                "fixtures": {"toolResponses": entries, "onMiss": on_miss},
-            }
-        ],
-    }
+    suite = one_task_suite(entries, "demo.evals.serve-cli", onMiss=on_miss)
     path.write_text(json.dumps(suite), encoding="utf-8")
     return path
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from mcp.client.stdio import StdioServerParameters
 from support.cli import run_cli
 from support.recording import CLI, python_server, record_argv
+from support.replay import one_task_suite
 
 from toolcall_spec.mcp.record import Recorder
 from toolcall_spec.validation import validate
@@ -94,21 +95,9 @@ def test_pace_without_recorded_durations_is_refused_with_what_to_do(tmp_path: Pa
 
 
 def _suite_with(durations: Any, entries: int = 2) -> dict[str, Any]:
-    responses = [{"tool": "t", "response": {"content": []}} for _ in range(entries)]
-    return {
-        "suiteId": "recorded.evals.d",
-        "version": "1.0.0",
-        "targetAgentId": "toolcall-spec.scripted",
-        "modes": ["golden"],
-        "tasks": [
-            {
-                "taskId": "t",
-                "input": {"mcp": {"durationsMs": durations}},
-                "expected": {"kind": "golden", "match": {"strategy": "json-match", "value": []}},
-                "fixtures": {"toolResponses": responses},
-            }
-        ],
-    }
+    suite = one_task_suite([{"tool": "t", "response": {"content": []}}] * entries)
+    suite["tasks"][0]["input"] = {"mcp": {"durationsMs": durations}}
+    return suite
 
 
 durations_value = st.one_of(st.floats(min_value=0, max_value=1e6), st.integers(0, 10**6), st.none())

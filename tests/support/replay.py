@@ -181,3 +181,23 @@ def advertising(host: H, *members: str) -> H:
     by the schema tests, not the behaviour tested here)."""
     host.capabilities["agents"]["evalSuite"].update(dict.fromkeys(members, True))
     return host
+
+
+def one_task_suite(
+    entries: list[dict[str, Any]], suite_id: str = "demo.evals.serve", **fixtures: Any
+) -> dict[str, Any]:
+    """A suite of one task (``session-1``) whose fixtures are ``entries`` (and ``fixtures``'
+    other members, e.g. ``onMiss``): what the serve-fixtures tests serve."""
+    return {
+        "suiteId": suite_id,
+        "version": "1.0.0",
+        "modes": ["golden"],
+        "tasks": [
+            {
+                "taskId": "session-1",
+                "input": {},
+                "expected": {"kind": "golden"},
+                "fixtures": {"toolResponses": entries, **fixtures},
+            }
+        ],
+    }
