@@ -332,7 +332,47 @@ function domainLength(text, at) {
 function redactEmails(text) {
   if (!text.includes("@")) return text;
   const spans = [...emailSpans(text), ...specialEmailSpans(text)].sort(bySpan);
-  return replaceSpans(text, spans, EMAIL_TOKEN);
+  return replaceSpans(text, widenIntoNumbers(text, spans, digitPasses), EMAIL_TOKEN);
+}
+
+// The digit groups and separators right before a local part (an IBAN's groups hold letters too),
+// and the digit groups and separators right after a domain: a number an address was read into.
+const CHAIN_BEFORE = /[0-9A-Za-z \-./()+\u00a0\u2007\u202f]*/y;
+const CHAIN_AFTER = /[0-9 \-./()\u00a0\u2007\u202f]*/y;
+const GROUP = /[0-9A-Za-z]*/y;
+const NUMBER_REACH = 64; // longer than any number a pass reads with its separators
+const ANY_DIGIT = /[0-9]/;
+
+/** Each address span widened over a number it starts (ends) inside (`widen_into_numbers`). */
+export function widenIntoNumbers(text, spans, read) {
+  return spans.map(([start, end]) => [numberBefore(text, start, read), numberAfter(text, end, read)]);
+}
+
+function reversed(text) {
+  return Array.from(text).reverse().join("");
+}
+
+function numberBefore(text, start, read) {
+  const group = matchAt(GROUP, text.slice(start, start + NUMBER_REACH), 0)[0];
+  const chain = matchAt(CHAIN_BEFORE, reversed(text.slice(Math.max(0, start - NUMBER_REACH), start)), 0)[0];
+  if (!group || !ANY_DIGIT.test(chain)) return start;
+  const stripped = read(reversed(chain) + group);
+  const first = stripped.indexOf("[");
+  const tail = stripped.slice(stripped.lastIndexOf("]") + 1);
+  if (first < 0 || tail.length >= group.length) return start; // the local part's group was not read
+  return start - chain.length + first;
+}
+
+function numberAfter(text, end, read) {
+  const group = reversed(matchAt(GROUP, reversed(text.slice(Math.max(0, end - NUMBER_REACH), end)), 0)[0]);
+  const chain = matchAt(CHAIN_AFTER, text.slice(end, end + NUMBER_REACH), 0)[0];
+  if (!group || !ANY_DIGIT.test(chain)) return end;
+  const candidate = group + chain;
+  const stripped = read(candidate);
+  const first = stripped.indexOf("[");
+  const tail = stripped.slice(stripped.lastIndexOf("]") + 1);
+  if (first < 0 || first >= group.length) return end; // the domain's group was not read
+  return end + candidate.length - group.length - tail.length;
 }
 
 // --- IBAN -----------------------------------------------------------------------------------------

@@ -75,6 +75,19 @@ def test_each_item_alone_leaves_nothing_private(message: Message) -> None:
 @example(
     _message("+33-8-70-97-06-83"), ("punctuation", Message(") ")), _message("900-58-0001", "ssn")
 )
+# A local part that starts with a number's last group (or a domain that ends with its first): the
+# rest of the number stayed.
+@example(_message("07000 000000"), ("punctuation", Message("!")), _message("0@0.aa", "email"))
+@example(
+    _message("XV79 4S1O X5DD 9PU1 KWMP 72FJ W3O2 92UL A5", "iban"),
+    ("punctuation", Message("'")),
+    _message("TcY79@fgzudx2t2c.j.on", "email"),
+)
+@example(
+    _message("!!6@w0yt.4.3.lq", "email"),
+    ("item", Message("-900 72 1609/", (Item("900 72 1609", "ssn"),))),
+    _message("001 00 00000"),
+)
 def test_two_cleaned_messages_joined_by_any_separator_are_cleaned(
     first: Message, separator: tuple[str, Message], second: Message
 ) -> None:

@@ -57,6 +57,7 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     is_plausible_ssn,
     read_window,
     redact_later_phones,
+    widen_into_numbers,
 )
 
 
@@ -143,7 +144,7 @@ def _redact_emails(text: str) -> str:
     if "@" not in text:
         return text
     spans = sorted(_email_spans(text) + _special_email_spans(text))
-    return _replace_spans(text, spans, EMAIL_TOKEN)
+    return _replace_spans(text, widen_into_numbers(text, spans, _digit_passes), EMAIL_TOKEN)
 
 
 # --- IBAN ---------------------------------------------------------------------------------------

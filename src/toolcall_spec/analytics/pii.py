@@ -378,7 +378,55 @@ def _redact_emails(text: str) -> str:
     if "@" not in text:
         return text
     spans = sorted(_email_spans(text) + _special_email_spans(text))
-    return _replace_spans(text, spans, EMAIL_TOKEN)
+    return _replace_spans(text, widen_into_numbers(text, spans, _digit_passes), EMAIL_TOKEN)
+
+
+# The digit groups and separators right before a local part (an IBAN's groups hold letters too),
+# and the digit groups and separators right after a domain: a number an address was read into.
+_CHAIN_BEFORE = re.compile(r"[0-9A-Za-z \-./()+\u00a0\u2007\u202f]*")
+_CHAIN_AFTER = re.compile(r"[0-9 \-./()\u00a0\u2007\u202f]*")
+_GROUP = re.compile(r"[0-9A-Za-z]*")
+_NUMBER_REACH = 64  # longer than any number a pass reads with its separators
+
+
+def widen_into_numbers(text: str, spans: Iterable[Span], read: Callable[[str], str]) -> list[Span]:
+    """Each address span widened over a number it starts (ends) inside: a local part that starts
+    with the last group of a number (``07000 000000!0@...``, ``... 92UL A5'x@...``) or a domain
+    that ends with the first group of one (``...lq-900 72 1609``) left the rest of the number
+    readable. A group is taken when ``read`` (the digit passes) reads the chain with it into a
+    token; the span then reaches the start (end) of that token. Bounded per address: linear."""
+    widened: list[Span] = []
+    for start, end in spans:
+        widened.append((_number_before(text, start, read), _number_after(text, end, read)))
+    return widened
+
+
+def _number_before(text: str, start: int, read: Callable[[str], str]) -> int:
+    group = _GROUP.match(text, start, start + _NUMBER_REACH)
+    back = text[max(0, start - _NUMBER_REACH) : start][::-1]
+    chain = _CHAIN_BEFORE.match(back)
+    if not group or not group.group() or not chain or _DIGIT.search(chain.group()) is None:
+        return start
+    candidate = chain.group()[::-1] + group.group()
+    stripped = read(candidate)
+    first, tail = stripped.find("["), stripped[stripped.rfind("]") + 1 :]
+    if first < 0 or len(tail) >= len(group.group()):  # the local part's group was not read
+        return start
+    return start - chain.end() + first
+
+
+def _number_after(text: str, end: int, read: Callable[[str], str]) -> int:
+    back = text[max(0, end - _NUMBER_REACH) : end][::-1]
+    group = _GROUP.match(back)
+    chain = _CHAIN_AFTER.match(text, end, end + _NUMBER_REACH)
+    if not group or not group.group() or not chain or _DIGIT.search(chain.group()) is None:
+        return end
+    candidate = group.group()[::-1] + chain.group()
+    stripped = read(candidate)
+    first, tail = stripped.find("["), stripped[stripped.rfind("]") + 1 :]
+    if first < 0 or first >= group.end():  # the domain's group was not read
+        return end
+    return end + len(candidate) - group.end() - len(tail)
 
 
 # --- IBAN ---------------------------------------------------------------------------------------
