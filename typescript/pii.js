@@ -915,7 +915,7 @@ function digitPasses(text) {
   const out = [];
   let cursor = 0;
   for (const [start, end, longest] of windows) {
-    const piece = readWindow(text.slice(start, end), longest, WINDOW_PASSES, PHONES_FIRST);
+    const piece = readWindow(text.slice(start, end), longest, WINDOW_PASSES, READ_AGAIN);
     out.push(text.slice(cursor, start), piece);
     cursor = end;
   }
@@ -923,12 +923,17 @@ function digitPasses(text) {
   return out.join("");
 }
 
-/** The window's passes, read again with the phones first when digits are left (`read_window`). */
+/** The window's passes, read again in each other order of `again` (phones first, cards first)
+ * while digits are left; the reading that leaves fewest digits wins (`read_window`). */
 function readWindow(piece, longest, passes, again) {
-  const first = read(piece, longest, passes);
-  if (first === piece || !/[0-9]/.test(first)) return first;
-  const second = read(piece, longest, again);
-  return countDigits(second) < countDigits(first) ? second : first;
+  let best = read(piece, longest, passes);
+  if (best === piece) return best;
+  for (const order of again) {
+    if (!/[0-9]/.test(best)) break;
+    const reading = read(piece, longest, order);
+    if (countDigits(reading) < countDigits(best)) best = reading;
+  }
+  return best;
 }
 
 function read(piece, longest, passes) {
@@ -1009,3 +1014,7 @@ const PHONES_FIRST = [
   WINDOW_PASSES[3], // SSN
   WINDOW_PASSES[2], // cards
 ];
+// The third reading: SSNs and cards before the phone numbers (a card after a "+" is no phone
+// number), SSNs before cards (a card read on into an SSN's first group).
+const CARDS_FIRST = [WINDOW_PASSES[0], WINDOW_PASSES[3], WINDOW_PASSES[2], WINDOW_PASSES[1], WINDOW_PASSES[4]];
+const READ_AGAIN = [PHONES_FIRST, CARDS_FIRST];

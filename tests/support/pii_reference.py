@@ -309,7 +309,7 @@ def _digit_passes(text: str) -> str:
     out: list[str] = []
     cursor = 0
     for start, end, longest in _windows(text):
-        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _PHONES_FIRST)
+        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _READ_AGAIN)
         out += (text[cursor:start], piece)
         cursor = end
     if not out:
@@ -360,3 +360,11 @@ _PHONES_FIRST: tuple[tuple[int, Callable[[str], str]], ...] = (
     _WINDOW_PASSES[3],
     _WINDOW_PASSES[2],
 )
+_CARDS_FIRST: tuple[tuple[int, Callable[[str], str]], ...] = (
+    _WINDOW_PASSES[0],
+    _WINDOW_PASSES[3],
+    _WINDOW_PASSES[2],
+    _WINDOW_PASSES[1],
+    _WINDOW_PASSES[4],
+)
+_READ_AGAIN = (_PHONES_FIRST, _CARDS_FIRST)

@@ -1127,7 +1127,7 @@ def _digit_passes(text: str) -> str:
     out: list[str] = []
     cursor = 0
     for start, end, longest in windows:
-        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _PHONES_FIRST)
+        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _READ_AGAIN)
         out += (text[cursor:start], piece)
         cursor = end
     out.append(text[cursor:])
@@ -1137,19 +1137,29 @@ def _digit_passes(text: str) -> str:
 WindowPasses = tuple[tuple[int, Callable[[str], str]], ...]
 
 
-def read_window(piece: str, longest: int, passes: WindowPasses, again: WindowPasses) -> str:
+def read_window(
+    piece: str, longest: int, passes: WindowPasses, again: tuple[WindowPasses, ...]
+) -> str:
     """The window's passes in order, each when its chains hold enough digits for its form. When
-    they took something and digits are left, the window is read again with the phone passes
-    first (``again``), and the reading that leaves fewer digits wins (the first on a tie): a
-    Luhn-valid window of groups can span two values (``900-50-0001 020 0000 0000``: 16 digits
-    from the SSN into the phone pass the check once in ten), and so can an SSN's groups
-    (``001 10 0001`` in ``0000.0000.0000.0 001 10 0001 000``); the first reading left the rest
-    of the phone number readable. Shared with the reference reading."""
-    first = _read(piece, longest, passes)
-    if first == piece or _DIGIT.search(first) is None:
-        return first
-    second = _read(piece, longest, again)
-    return second if _count_digits(second) < _count_digits(first) else first
+    they took something and digits are left, the window is read again in each other order of
+    ``again`` (the phone passes first, SSNs and cards first), and the reading that leaves fewest
+    digits wins (the earliest on a tie): a Luhn-valid window of groups can span two values
+    (``900-50-0001 020 0000 0000``: 16 digits from the SSN into the phone pass the check once in
+    ten), and so can an SSN's groups (``001 10 0001`` in ``0000.0000.0000.0 001 10 0001 000``);
+    the first reading left the rest of the phone number readable. A card after a ``+``
+    (``+5188/3364/3658/5926``) read as a phone number of its first 15 digits and left the rest,
+    and a card read into an SSN's first group left the SSN's rest.
+    Shared with the reference reading."""
+    best = _read(piece, longest, passes)
+    if best == piece:
+        return best
+    for order in again:
+        if _DIGIT.search(best) is None:
+            break
+        reading = _read(piece, longest, order)
+        if _count_digits(reading) < _count_digits(best):
+            best = reading
+    return best
 
 
 def _read(piece: str, longest: int, passes: WindowPasses) -> str:
@@ -1218,3 +1228,14 @@ _PHONES_FIRST: WindowPasses = (
     _WINDOW_PASSES[2],  # cards
 )
 """The second reading of a window (``read_window``): every phone first."""
+_CARDS_FIRST: WindowPasses = (
+    _WINDOW_PASSES[0],  # IPv4
+    _WINDOW_PASSES[3],  # SSN
+    _WINDOW_PASSES[2],  # cards
+    _WINDOW_PASSES[1],  # international
+    _WINDOW_PASSES[4],  # North American, national and later 00 numbers
+)
+"""The third reading: SSNs and cards before the phone numbers (a card after a ``+`` is no phone
+number), SSNs before cards (a card read on into an SSN's first group: ``0000/0000/0101/022
+001.01.0001`` left ``.01.0001``)."""
+_READ_AGAIN = (_PHONES_FIRST, _CARDS_FIRST)
