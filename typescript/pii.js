@@ -196,6 +196,12 @@ const SECRETS = [
   re(String.raw`(?<=[Bb]asic )[A-Za-z0-9+\/]{8,}=*|(?<=BASIC )[A-Za-z0-9+\/]{8,}=*`, "g"),
 ];
 const URL_USERINFO = re(String.raw`(?<=:\/\/)(?=[^${SPACE}\/?#@\[\]]{1,256}@)[^${SPACE}\/?#@\[\]:]*:[^${SPACE}\/?#@\[\]]*@`, "g");
+// A host with a dot and its port, then no letter or digit: no user:password (`_userinfo`).
+const HOST_AND_PORT = /^[^:.]*\.[^:]*:[0-9]{1,5}(?![0-9A-Za-z])/;
+const userinfo = (match, offset, text) =>
+  HOST_AND_PORT.test(match) && (domainLength(text, offset + match.length) || text.startsWith("[", offset + match.length))
+    ? match
+    : `${SECRET_TOKEN}@`;
 const URL_FAMILY = SECRETS.length;
 const SECRET_MARKERS = re(
   String.raw`J(?<=eyJ)()|A(?:(?=KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)()|(?=Iza)())|k(?<=[spr]k)(?=[-_])()` +
@@ -217,7 +223,7 @@ function redactSecrets(text) {
     families.add(MARKED_FAMILY[group > 0 ? group : 0]);
   }
   for (const family of [...families].sort((a, b) => a - b)) {
-    if (family === URL_FAMILY) text = text.replace(URL_USERINFO, `${SECRET_TOKEN}@`);
+    if (family === URL_FAMILY) text = text.replace(URL_USERINFO, userinfo);
     else text = text.replace(SECRETS[family], secret);
   }
   return text;

@@ -99,6 +99,12 @@ def test_each_item_alone_leaves_nothing_private(message: Message) -> None:
     ("item", Message("-900 72 1609/", (Item("900 72 1609", "ssn"),))),
     _message("001 00 00000"),
 )
+# An address after a URL's port, read as its user:password: the address's domain stayed.
+@example(
+    _message("error"),
+    ("url", Message(" https://api.example.org:8080", kept=(":8080",))),
+    _message("!ao'a@example.com", "email"),
+)
 # A card read on into an SSN's first group: the SSN's rest stayed.
 @example(
     _message("0000/0000/0101/022", "looser form"),

@@ -38,7 +38,6 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     EMAIL_TOKEN,
     IBAN_TOKEN,
     IP_TOKEN,
-    SECRET_TOKEN,
     SSN_TOKEN,
     Span,
     _after_opening_quote,
@@ -54,6 +53,7 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     _replace_spans,
     _secret,
     _special_email_spans,
+    _userinfo,
     is_plausible_ssn,
     read_window,
     redact_later_phones,
@@ -104,7 +104,7 @@ def _redact_secrets(text: str) -> str:
             if marker in text:
                 text = pattern.sub(_secret, text)
                 break
-    return _URL_USERINFO.sub(SECRET_TOKEN + "@", text) if "://" in text else text
+    return _URL_USERINFO.sub(_userinfo, text) if "://" in text else text
 
 
 # --- e-mail -------------------------------------------------------------------------------------

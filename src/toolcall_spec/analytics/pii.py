@@ -218,6 +218,9 @@ _SECRETS: tuple[re.Pattern[str], ...] = (
 # parts (a planted ``0@0.aa`` after ``://,`` left its domain readable when this pass took the
 # name alone).
 _URL_USERINFO = re.compile(r"(?<=://)(?=[^\s/?#@\[\]]{1,256}@)[^\s/?#@\[\]:]*:[^\s/?#@\[\]]*@")
+# A host with a dot and its port, then no letter or digit (``example.com:8080!``): an address
+# written after a URL's port (``https://example.com:8080)"x1"@example.org``), no user:password.
+_HOST_AND_PORT = re.compile(r"[^:.]*\.[^:]*:[0-9]{1,5}(?![0-9A-Za-z])")
 _URL_FAMILY = len(_SECRETS)
 
 # Every family's marker, in one scan: what each match cannot do without (its first characters,
@@ -244,10 +247,22 @@ def _redact_secrets(text: str) -> str:
     marked = _SECRET_MARKERS.finditer(text, first.start())
     for family in sorted({_MARKED_FAMILY[marker.lastindex or 0] for marker in marked}):
         if family == _URL_FAMILY:
-            text = _URL_USERINFO.sub(SECRET_TOKEN + "@", text)
+            text = _URL_USERINFO.sub(_userinfo, text)
         else:
             text = _SECRETS[family].sub(_secret, text)
     return text
+
+
+def _userinfo(match: re.Match[str]) -> str:
+    """The token for a URL's ``user:password@``; but a host and port that an address follows
+    (one the e-mail pass reads: a domain or an IP literal after the ``@``) stay, for that pass
+    to take the address (this pass took the part before the ``@`` and left the domain)."""
+    text, end = match.string, match.end()
+    if _HOST_AND_PORT.match(match.group()) and (
+        _domain_length(text, end) or text.startswith("[", end)  # an IP literal
+    ):
+        return match.group()
+    return SECRET_TOKEN + "@"
 
 
 def _secret(match: re.Match[str]) -> str:
