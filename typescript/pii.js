@@ -569,9 +569,10 @@ const INTL_PHONE = new RegExp(
 );
 // A national number: trunk "0" and an area code that does not start with 0, in parentheses or
 // not, then groups (it may follow another digit group: this pass runs after the card and SSN
-// passes).
+// passes); in parentheses, up to five digits after the trunk 0 and one group or more after it.
 const NATIONAL_PHONE = new RegExp(
-  `[(0](?<![0-9][(0])(?:(?<=\\()0[1-9][0-9]{0,3}\\)|(?<=0)[1-9][0-9]{0,3})` + `(?:${GROUPING}?[0-9]{2,4}){2,4}(?![0-9])`,
+  `[(0](?<![0-9][(0])(?:(?<=\\()0[1-9][0-9]{0,4}\\)(?:${GROUPING}?[0-9]{2,4}){1,4}` +
+    `|(?<=0)[1-9][0-9]{0,3}(?:${GROUPING}?[0-9]{2,4}){2,4})(?![0-9])`,
   "g",
 );
 // A "00" number after another digit group, which the first pass left to the card pass.

@@ -40,6 +40,7 @@ def _message(text: str, kind: str = "phone") -> Message:
 @example(_message("foo1/bar2@example.com", "email"))
 @example(_message('"a\\"b1"@example.com', "email"))
 @example(_message("0033.(1).11.17.10.18"))  # dotted, read as an IP address, its prefix left
+@example(_message("(033203) 123"))  # a five-digit area code in parentheses
 # A card after a "+", read as a phone number of its first digits: its rest stayed.
 @example(_message("+5188/3364/3658/5926/776", "looser form"))
 @example(_message("+62-50 42 0 7-5-02 5-95-93-2-15", "card"))

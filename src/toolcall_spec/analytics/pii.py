@@ -711,10 +711,12 @@ _INTL_PHONE = re.compile(
 # A national number: trunk "0" and an area code that does not start with 0 (``00`` dials abroad),
 # in parentheses or not, then groups. It may follow another digit group: this pass runs after the
 # card and SSN passes, so what is left of a longer chain is no card, and a number after a port or
-# another number (``:8080 020 7946 0958``, ``030 260500 030 260500``) is read all the same.
+# another number (``:8080 020 7946 0958``, ``030 260500 030 260500``) is read all the same. An
+# area code in parentheses has up to five digits after the trunk 0 and one group or more after it
+# (``(033203) 123``, a small German town's: four digits and two groups left it readable).
 _NATIONAL_PHONE = re.compile(
-    rf"[(0](?<![0-9][(0])(?:(?<=\()0[1-9][0-9]{{0,3}}\)|(?<=0)[1-9][0-9]{{0,3}})"
-    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9])",
+    rf"[(0](?<![0-9][(0])(?:(?<=\()0[1-9][0-9]{{0,4}}\)(?:{_GROUPING}?[0-9]{{2,4}}){{1,4}}"
+    rf"|(?<=0)[1-9][0-9]{{0,3}}(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}})(?![0-9])",
     re.ASCII,
 )
 # A "00" number after another digit group, which the first pass left to the card pass: what that
