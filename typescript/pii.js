@@ -346,6 +346,8 @@ function redactEmails(text) {
 const CHAIN_BEFORE = /[0-9A-Za-z \-./()+\u00a0\u2007\u202f]*/y;
 const CHAIN_AFTER = /[0-9 \-./()\u00a0\u2007\u202f]*/y;
 const GROUP = /[0-9A-Za-z]*/y;
+// A local part's first groups, split as a number's are.
+const GROUPS = /[0-9A-Za-z]+(?:[-./][0-9A-Za-z]+)*/y;
 const NUMBER_REACH = 64; // longer than any number a pass reads with its separators
 const ANY_DIGIT = /[0-9]/;
 
@@ -359,7 +361,8 @@ function reversed(text) {
 }
 
 function numberBefore(text, start, read) {
-  const group = matchAt(GROUP, text.slice(start, start + NUMBER_REACH), 0)[0];
+  const found = matchAt(GROUPS, text.slice(start, start + NUMBER_REACH), 0);
+  const group = found === null ? "" : found[0];
   const chain = matchAt(CHAIN_BEFORE, reversed(text.slice(Math.max(0, start - NUMBER_REACH), start)), 0)[0];
   if (!group || !ANY_DIGIT.test(chain)) return start;
   const stripped = read(reversed(chain) + group);

@@ -91,6 +91,9 @@ def test_each_item_alone_leaves_nothing_private(message: Message) -> None:
 # rest of the number stayed.
 @example(_message("07000 000000"), ("punctuation", Message("!")), _message("0@0.aa", "email"))
 @example(
+    _message("+44-(0) 7700-440447"), ("punctuation", Message("'")), _message("0@[0.0.0.1]", "email")
+)
+@example(
     _message("XV79 4S1O X5DD 9PU1 KWMP 72FJ W3O2 92UL A5", "iban"),
     ("punctuation", Message("'")),
     _message("TcY79@fgzudx2t2c.j.on", "email"),

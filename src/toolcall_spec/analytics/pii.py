@@ -401,12 +401,15 @@ def _redact_emails(text: str) -> str:
 _CHAIN_BEFORE = re.compile(r"[0-9A-Za-z \-./()+\u00a0\u2007\u202f]*")
 _CHAIN_AFTER = re.compile(r"[0-9 \-./()\u00a0\u2007\u202f]*")
 _GROUP = re.compile(r"[0-9A-Za-z]*")
+# A local part's first groups, split as a number's are (``7700-440447'x@``, ``12-04-83-32*x@``).
+_GROUPS = re.compile(r"[0-9A-Za-z]+(?:[-./][0-9A-Za-z]+)*")
 _NUMBER_REACH = 64  # longer than any number a pass reads with its separators
 
 
 def widen_into_numbers(text: str, spans: Iterable[Span], read: Callable[[str], str]) -> list[Span]:
     """Each address span widened over a number it starts (ends) inside: a local part that starts
-    with the last group of a number (``07000 000000!0@...``, ``... 92UL A5'x@...``) or a domain
+    with the last groups of a number (``07000 000000!0@...``, ``... 92UL A5'x@...``,
+    ``+44-(0) 7700-440447'x@...``) or a domain
     that ends with the first group of one (``...lq-900 72 1609``) left the rest of the number
     readable. A group is taken when ``read`` (the digit passes) reads the chain with it into a
     token; the span then reaches the start (end) of that token. Bounded per address: linear."""
@@ -417,7 +420,7 @@ def widen_into_numbers(text: str, spans: Iterable[Span], read: Callable[[str], s
 
 
 def _number_before(text: str, start: int, read: Callable[[str], str]) -> int:
-    group = _GROUP.match(text, start, start + _NUMBER_REACH)
+    group = _GROUPS.match(text, start, start + _NUMBER_REACH)
     back = text[max(0, start - _NUMBER_REACH) : start][::-1]
     chain = _CHAIN_BEFORE.match(back)
     if not group or not group.group() or not chain or _DIGIT.search(chain.group()) is None:
