@@ -196,6 +196,12 @@ const SECRETS = [
   re(String.raw`(?<=[Bb]asic )[A-Za-z0-9+\/]{8,}=*|(?<=BASIC )[A-Za-z0-9+\/]{8,}=*`, "g"),
 ];
 const URL_USERINFO = re(String.raw`(?<=:\/\/)(?=[^${SPACE}\/?#@\[\]]{1,256}@)[^${SPACE}\/?#@\[\]:]*:[^${SPACE}\/?#@\[\]]*@`, "g");
+// A host with a dot and its port, then no letter or digit: no user:password (`_userinfo`).
+const HOST_AND_PORT = /^[^:.]*\.[^:]*:[0-9]{1,5}(?![0-9A-Za-z])/;
+const userinfo = (match, offset, text) =>
+  HOST_AND_PORT.test(match) && (domainLength(text, offset + match.length) || text.startsWith("[", offset + match.length))
+    ? match
+    : `${SECRET_TOKEN}@`;
 const URL_FAMILY = SECRETS.length;
 const SECRET_MARKERS = re(
   String.raw`J(?<=eyJ)()|A(?:(?=KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)()|(?=Iza)())|k(?<=[spr]k)(?=[-_])()` +
@@ -217,7 +223,7 @@ function redactSecrets(text) {
     families.add(MARKED_FAMILY[group > 0 ? group : 0]);
   }
   for (const family of [...families].sort((a, b) => a - b)) {
-    if (family === URL_FAMILY) text = text.replace(URL_USERINFO, `${SECRET_TOKEN}@`);
+    if (family === URL_FAMILY) text = text.replace(URL_USERINFO, userinfo);
     else text = text.replace(SECRETS[family], secret);
   }
   return text;
@@ -332,7 +338,50 @@ function domainLength(text, at) {
 function redactEmails(text) {
   if (!text.includes("@")) return text;
   const spans = [...emailSpans(text), ...specialEmailSpans(text)].sort(bySpan);
-  return replaceSpans(text, spans, EMAIL_TOKEN);
+  return replaceSpans(text, widenIntoNumbers(text, spans, digitPasses), EMAIL_TOKEN);
+}
+
+// The digit groups and separators right before a local part (an IBAN's groups hold letters too),
+// and the digit groups and separators right after a domain: a number an address was read into.
+const CHAIN_BEFORE = /[0-9A-Za-z \-./()+\u00a0\u2007\u202f]*/y;
+const CHAIN_AFTER = /[0-9 \-./()\u00a0\u2007\u202f]*/y;
+const GROUP = /[0-9A-Za-z]*/y;
+// A local part's first groups, split as a number's are.
+const GROUPS = /[0-9A-Za-z]+(?:[-./][0-9A-Za-z]+)*/y;
+const NUMBER_REACH = 64; // longer than any number a pass reads with its separators
+const ANY_DIGIT = /[0-9]/;
+
+/** Each address span widened over a number it starts (ends) inside (`widen_into_numbers`). */
+export function widenIntoNumbers(text, spans, read) {
+  return spans.map(([start, end]) => [numberBefore(text, start, read), numberAfter(text, end, read)]);
+}
+
+function reversed(text) {
+  return Array.from(text).reverse().join("");
+}
+
+function numberBefore(text, start, read) {
+  const found = matchAt(GROUPS, text.slice(start, start + NUMBER_REACH), 0);
+  const group = found === null ? "" : found[0];
+  const chain = matchAt(CHAIN_BEFORE, reversed(text.slice(Math.max(0, start - NUMBER_REACH), start)), 0)[0];
+  if (!group || !ANY_DIGIT.test(chain)) return start;
+  const stripped = read(reversed(chain) + group);
+  const first = stripped.indexOf("[");
+  const tail = stripped.slice(stripped.lastIndexOf("]") + 1);
+  if (first < 0 || tail.length >= group.length) return start; // the local part's group was not read
+  return start - chain.length + first;
+}
+
+function numberAfter(text, end, read) {
+  const group = reversed(matchAt(GROUP, reversed(text.slice(Math.max(0, end - NUMBER_REACH), end)), 0)[0]);
+  const chain = matchAt(CHAIN_AFTER, text.slice(end, end + NUMBER_REACH), 0)[0];
+  if (!group || !ANY_DIGIT.test(chain)) return end;
+  const candidate = group + chain;
+  const stripped = read(candidate);
+  const first = stripped.indexOf("[");
+  const tail = stripped.slice(stripped.lastIndexOf("]") + 1);
+  if (first < 0 || first >= group.length) return end; // the domain's group was not read
+  return end + candidate.length - group.length - tail.length;
 }
 
 // --- IBAN -----------------------------------------------------------------------------------------
@@ -523,9 +572,10 @@ const INTL_PHONE = new RegExp(
 );
 // A national number: trunk "0" and an area code that does not start with 0, in parentheses or
 // not, then groups (it may follow another digit group: this pass runs after the card and SSN
-// passes).
+// passes); in parentheses, up to five digits after the trunk 0 and one group or more after it.
 const NATIONAL_PHONE = new RegExp(
-  `[(0](?<![0-9][(0])(?:(?<=\\()0[1-9][0-9]{0,3}\\)|(?<=0)[1-9][0-9]{0,3})` + `(?:${GROUPING}?[0-9]{2,4}){2,4}(?![0-9])`,
+  `[(0](?<![0-9][(0])(?:(?<=\\()0[1-9][0-9]{0,4}\\)(?:${GROUPING}?[0-9]{2,4}){1,4}` +
+    `|(?<=0)[1-9][0-9]{0,3}(?:${GROUPING}?[0-9]{2,4}){2,4})(?![0-9])`,
   "g",
 );
 // A "00" number after another digit group, which the first pass left to the card pass.
@@ -875,7 +925,7 @@ function digitPasses(text) {
   const out = [];
   let cursor = 0;
   for (const [start, end, longest] of windows) {
-    const piece = readWindow(text.slice(start, end), longest, WINDOW_PASSES, PHONES_FIRST);
+    const piece = readWindow(text.slice(start, end), longest, WINDOW_PASSES, READ_AGAIN);
     out.push(text.slice(cursor, start), piece);
     cursor = end;
   }
@@ -883,12 +933,17 @@ function digitPasses(text) {
   return out.join("");
 }
 
-/** The window's passes, read again with the phones first when digits are left (`read_window`). */
+/** The window's passes, read again in each other order of `again` (phones first, cards first)
+ * while digits are left; the reading that leaves fewest digits wins (`read_window`). */
 function readWindow(piece, longest, passes, again) {
-  const first = read(piece, longest, passes);
-  if (first === piece || !/[0-9]/.test(first)) return first;
-  const second = read(piece, longest, again);
-  return countDigits(second) < countDigits(first) ? second : first;
+  let best = read(piece, longest, passes);
+  if (best === piece) return best;
+  for (const order of again) {
+    if (!/[0-9]/.test(best)) break;
+    const reading = read(piece, longest, order);
+    if (countDigits(reading) < countDigits(best)) best = reading;
+  }
+  return best;
 }
 
 function read(piece, longest, passes) {
@@ -969,3 +1024,7 @@ const PHONES_FIRST = [
   WINDOW_PASSES[3], // SSN
   WINDOW_PASSES[2], // cards
 ];
+// The third reading: SSNs and cards before the phone numbers (a card after a "+" is no phone
+// number), SSNs before cards (a card read on into an SSN's first group).
+const CARDS_FIRST = [WINDOW_PASSES[0], WINDOW_PASSES[3], WINDOW_PASSES[2], WINDOW_PASSES[1], WINDOW_PASSES[4]];
+const READ_AGAIN = [PHONES_FIRST, CARDS_FIRST];

@@ -33,6 +33,10 @@ def _message(text: str, kind: str = "phone") -> Message:
 @example(_message("foo1/bar2@example.com", "email"))
 @example(_message('"a\\"b1"@example.com', "email"))
 @example(_message("0033.(1).11.17.10.18"))  # dotted, read as an IP address, its prefix left
+@example(_message("(033203) 123"))  # a five-digit area code in parentheses
+# A card after a "+", read as a phone number of its first digits: its rest stayed.
+@example(_message("+5188/3364/3658/5926/776", "looser form"))
+@example(_message("+62-50 42 0 7-5-02 5-95-93-2-15", "card"))
 def test_each_item_alone_leaves_nothing_private(message: Message) -> None:
     """No digit or ``@`` of the item is left (the words around have none), nor a piece of a
     secret; what stays by design (a URL's host after its credentials) is taken out first."""
@@ -89,6 +93,34 @@ def _key_glued_to_a_word(message: Message) -> bool:
 )
 @example(
     _message("+33-8-70-97-06-83"), ("punctuation", Message(") ")), _message("900-58-0001", "ssn")
+)
+# A local part that starts with a number's last group (or a domain that ends with its first): the
+# rest of the number stayed.
+@example(_message("07000 000000"), ("punctuation", Message("!")), _message("0@0.aa", "email"))
+@example(
+    _message("+44-(0) 7700-440447"), ("punctuation", Message("'")), _message("0@[0.0.0.1]", "email")
+)
+@example(
+    _message("XV79 4S1O X5DD 9PU1 KWMP 72FJ W3O2 92UL A5", "iban"),
+    ("punctuation", Message("'")),
+    _message("TcY79@fgzudx2t2c.j.on", "email"),
+)
+@example(
+    _message("!!6@w0yt.4.3.lq", "email"),
+    ("item", Message("-900 72 1609/", (Item("900 72 1609", "ssn"),))),
+    _message("001 00 00000"),
+)
+# An address after a URL's port, read as its user:password: the address's domain stayed.
+@example(
+    _message("error"),
+    ("url", Message(" https://api.example.org:8080", kept=(":8080",))),
+    _message("!ao'a@example.com", "email"),
+)
+# A card read on into an SSN's first group: the SSN's rest stayed.
+@example(
+    _message("0000/0000/0101/022", "looser form"),
+    ("item", Message(" 001.01.0001 ", (Item("001.01.0001", "ssn or ip"),))),
+    _message("error"),
 )
 def test_two_cleaned_messages_joined_by_any_separator_are_cleaned(
     first: Message, separator: tuple[str, Message], second: Message

@@ -1,9 +1,11 @@
-"""Leaks per 10,000 generated items: ``PYTHONPATH=src:tests python -m support.pii_leak_rate [N]``.
+"""Leaks per 10,000 generated items:
+``PYTHONPATH=src:tests python -m support.pii_leak_rate [N] [--show K]``.
 
 Draws ``N`` (10,000 unless given) single-item messages and ``N`` joined pairs (two messages and a
 separator of each class) from ``support.strategies.pii_items`` and counts the items a part of
 which survives ``strip_pii``, per kind and per separator class. The figures issue 29 asks for,
-before and after a change to the stripper.
+before and after a change to the stripper. ``--show K`` prints the first ``K`` leaking texts
+with what the stripper made of them.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from support.strategies.pii_items import Message, leaks, messages, separators
 from toolcall_spec.analytics.pii import strip_pii
 
 
-def _run(count: int) -> None:
+def _run(count: int, show: int = 0) -> None:
     alone: Counter[str] = Counter()
     alone_leaks: Counter[str] = Counter()
     joined: Counter[str] = Counter()
     joined_leaks: Counter[str] = Counter()
     examples: dict[str, str] = {}
+    shown: list[tuple[str, str]] = []
     run = settings(
         max_examples=count,
         database=None,
@@ -39,6 +42,7 @@ def _run(count: int) -> None:
         if leaks(message, strip_pii(message.text)):
             alone_leaks[item.kind] += 1
             examples.setdefault(item.kind, message.text)
+            shown.append((item.kind, message.text))
 
     @run
     @given(messages(), separators(), messages())
@@ -50,6 +54,7 @@ def _run(count: int) -> None:
         if leaked:
             joined_leaks[kind] += len(leaked)
             examples.setdefault("joined by " + kind, whole.text)
+            shown.append(("joined by " + kind, whole.text))
 
     single()
     pair()
@@ -57,6 +62,8 @@ def _run(count: int) -> None:
     _report("two messages joined, by separator", joined, joined_leaks)
     for name, text in sorted(examples.items()):
         print(f"  e.g. {name}: {text!r} -> {strip_pii(text)!r}")
+    for name, text in shown[:show]:
+        print(f"  {name}: {text!r} -> {strip_pii(text)!r}")
 
 
 def _report(title: str, total: Counter[str], leaked: Counter[str]) -> None:
@@ -71,5 +78,14 @@ def _report(title: str, total: Counter[str], leaked: Counter[str]) -> None:
         )
 
 
+def _main(argv: list[str]) -> None:
+    show = 0
+    if "--show" in argv:
+        at = argv.index("--show")
+        show = int(argv[at + 1])
+        argv = argv[:at] + argv[at + 2 :]
+    _run(int(argv[0]) if argv else 10_000, show)
+
+
 if __name__ == "__main__":
-    _run(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    _main(sys.argv[1:])

@@ -38,7 +38,6 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     EMAIL_TOKEN,
     IBAN_TOKEN,
     IP_TOKEN,
-    SECRET_TOKEN,
     SSN_TOKEN,
     Span,
     _after_opening_quote,
@@ -54,9 +53,11 @@ from toolcall_spec.analytics.pii import (  # unchanged by the faster code: share
     _replace_spans,
     _secret,
     _special_email_spans,
+    _userinfo,
     is_plausible_ssn,
     read_window,
     redact_later_phones,
+    widen_into_numbers,
 )
 
 
@@ -103,7 +104,7 @@ def _redact_secrets(text: str) -> str:
             if marker in text:
                 text = pattern.sub(_secret, text)
                 break
-    return _URL_USERINFO.sub(SECRET_TOKEN + "@", text) if "://" in text else text
+    return _URL_USERINFO.sub(_userinfo, text) if "://" in text else text
 
 
 # --- e-mail -------------------------------------------------------------------------------------
@@ -143,7 +144,7 @@ def _redact_emails(text: str) -> str:
     if "@" not in text:
         return text
     spans = sorted(_email_spans(text) + _special_email_spans(text))
-    return _replace_spans(text, spans, EMAIL_TOKEN)
+    return _replace_spans(text, widen_into_numbers(text, spans, _digit_passes), EMAIL_TOKEN)
 
 
 # --- IBAN ---------------------------------------------------------------------------------------
@@ -308,7 +309,7 @@ def _digit_passes(text: str) -> str:
     out: list[str] = []
     cursor = 0
     for start, end, longest in _windows(text):
-        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _PHONES_FIRST)
+        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _READ_AGAIN)
         out += (text[cursor:start], piece)
         cursor = end
     if not out:
@@ -359,3 +360,11 @@ _PHONES_FIRST: tuple[tuple[int, Callable[[str], str]], ...] = (
     _WINDOW_PASSES[3],
     _WINDOW_PASSES[2],
 )
+_CARDS_FIRST: tuple[tuple[int, Callable[[str], str]], ...] = (
+    _WINDOW_PASSES[0],
+    _WINDOW_PASSES[3],
+    _WINDOW_PASSES[2],
+    _WINDOW_PASSES[1],
+    _WINDOW_PASSES[4],
+)
+_READ_AGAIN = (_PHONES_FIRST, _CARDS_FIRST)

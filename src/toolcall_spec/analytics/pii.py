@@ -218,6 +218,9 @@ _SECRETS: tuple[re.Pattern[str], ...] = (
 # parts (a planted ``0@0.aa`` after ``://,`` left its domain readable when this pass took the
 # name alone).
 _URL_USERINFO = re.compile(r"(?<=://)(?=[^\s/?#@\[\]]{1,256}@)[^\s/?#@\[\]:]*:[^\s/?#@\[\]]*@")
+# A host with a dot and its port, then no letter or digit (``example.com:8080!``): an address
+# written after a URL's port (``https://example.com:8080)"x1"@example.org``), no user:password.
+_HOST_AND_PORT = re.compile(r"[^:.]*\.[^:]*:[0-9]{1,5}(?![0-9A-Za-z])")
 _URL_FAMILY = len(_SECRETS)
 
 # Every family's marker, in one scan: what each match cannot do without (its first characters,
@@ -244,10 +247,22 @@ def _redact_secrets(text: str) -> str:
     marked = _SECRET_MARKERS.finditer(text, first.start())
     for family in sorted({_MARKED_FAMILY[marker.lastindex or 0] for marker in marked}):
         if family == _URL_FAMILY:
-            text = _URL_USERINFO.sub(SECRET_TOKEN + "@", text)
+            text = _URL_USERINFO.sub(_userinfo, text)
         else:
             text = _SECRETS[family].sub(_secret, text)
     return text
+
+
+def _userinfo(match: re.Match[str]) -> str:
+    """The token for a URL's ``user:password@``; but a host and port that an address follows
+    (one the e-mail pass reads: a domain or an IP literal after the ``@``) stay, for that pass
+    to take the address (this pass took the part before the ``@`` and left the domain)."""
+    text, end = match.string, match.end()
+    if _HOST_AND_PORT.match(match.group()) and (
+        _domain_length(text, end) or text.startswith("[", end)  # an IP literal
+    ):
+        return match.group()
+    return SECRET_TOKEN + "@"
 
 
 def _secret(match: re.Match[str]) -> str:
@@ -378,7 +393,58 @@ def _redact_emails(text: str) -> str:
     if "@" not in text:
         return text
     spans = sorted(_email_spans(text) + _special_email_spans(text))
-    return _replace_spans(text, spans, EMAIL_TOKEN)
+    return _replace_spans(text, widen_into_numbers(text, spans, _digit_passes), EMAIL_TOKEN)
+
+
+# The digit groups and separators right before a local part (an IBAN's groups hold letters too),
+# and the digit groups and separators right after a domain: a number an address was read into.
+_CHAIN_BEFORE = re.compile(r"[0-9A-Za-z \-./()+\u00a0\u2007\u202f]*")
+_CHAIN_AFTER = re.compile(r"[0-9 \-./()\u00a0\u2007\u202f]*")
+_GROUP = re.compile(r"[0-9A-Za-z]*")
+# A local part's first groups, split as a number's are (``7700-440447'x@``, ``12-04-83-32*x@``).
+_GROUPS = re.compile(r"[0-9A-Za-z]+(?:[-./][0-9A-Za-z]+)*")
+_NUMBER_REACH = 64  # longer than any number a pass reads with its separators
+
+
+def widen_into_numbers(text: str, spans: Iterable[Span], read: Callable[[str], str]) -> list[Span]:
+    """Each address span widened over a number it starts (ends) inside: a local part that starts
+    with the last groups of a number (``07000 000000!0@...``, ``... 92UL A5'x@...``,
+    ``+44-(0) 7700-440447'x@...``) or a domain
+    that ends with the first group of one (``...lq-900 72 1609``) left the rest of the number
+    readable. A group is taken when ``read`` (the digit passes) reads the chain with it into a
+    token; the span then reaches the start (end) of that token. Bounded per address: linear."""
+    widened: list[Span] = []
+    for start, end in spans:
+        widened.append((_number_before(text, start, read), _number_after(text, end, read)))
+    return widened
+
+
+def _number_before(text: str, start: int, read: Callable[[str], str]) -> int:
+    group = _GROUPS.match(text, start, start + _NUMBER_REACH)
+    back = text[max(0, start - _NUMBER_REACH) : start][::-1]
+    chain = _CHAIN_BEFORE.match(back)
+    if not group or not group.group() or not chain or _DIGIT.search(chain.group()) is None:
+        return start
+    candidate = chain.group()[::-1] + group.group()
+    stripped = read(candidate)
+    first, tail = stripped.find("["), stripped[stripped.rfind("]") + 1 :]
+    if first < 0 or len(tail) >= len(group.group()):  # the local part's group was not read
+        return start
+    return start - chain.end() + first
+
+
+def _number_after(text: str, end: int, read: Callable[[str], str]) -> int:
+    back = text[max(0, end - _NUMBER_REACH) : end][::-1]
+    group = _GROUP.match(back)
+    chain = _CHAIN_AFTER.match(text, end, end + _NUMBER_REACH)
+    if not group or not group.group() or not chain or _DIGIT.search(chain.group()) is None:
+        return end
+    candidate = group.group()[::-1] + chain.group()
+    stripped = read(candidate)
+    first, tail = stripped.find("["), stripped[stripped.rfind("]") + 1 :]
+    if first < 0 or first >= group.end():  # the domain's group was not read
+        return end
+    return end + len(candidate) - group.end() - len(tail)
 
 
 # --- IBAN ---------------------------------------------------------------------------------------
@@ -648,10 +714,12 @@ _INTL_PHONE = re.compile(
 # A national number: trunk "0" and an area code that does not start with 0 (``00`` dials abroad),
 # in parentheses or not, then groups. It may follow another digit group: this pass runs after the
 # card and SSN passes, so what is left of a longer chain is no card, and a number after a port or
-# another number (``:8080 020 7946 0958``, ``030 260500 030 260500``) is read all the same.
+# another number (``:8080 020 7946 0958``, ``030 260500 030 260500``) is read all the same. An
+# area code in parentheses has up to five digits after the trunk 0 and one group or more after it
+# (``(033203) 123``, a small German town's: four digits and two groups left it readable).
 _NATIONAL_PHONE = re.compile(
-    rf"[(0](?<![0-9][(0])(?:(?<=\()0[1-9][0-9]{{0,3}}\)|(?<=0)[1-9][0-9]{{0,3}})"
-    rf"(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}}(?![0-9])",
+    rf"[(0](?<![0-9][(0])(?:(?<=\()0[1-9][0-9]{{0,4}}\)(?:{_GROUPING}?[0-9]{{2,4}}){{1,4}}"
+    rf"|(?<=0)[1-9][0-9]{{0,3}}(?:{_GROUPING}?[0-9]{{2,4}}){{2,4}})(?![0-9])",
     re.ASCII,
 )
 # A "00" number after another digit group, which the first pass left to the card pass: what that
@@ -1079,7 +1147,7 @@ def _digit_passes(text: str) -> str:
     out: list[str] = []
     cursor = 0
     for start, end, longest in windows:
-        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _PHONES_FIRST)
+        piece = read_window(text[start:end], longest, _WINDOW_PASSES, _READ_AGAIN)
         out += (text[cursor:start], piece)
         cursor = end
     out.append(text[cursor:])
@@ -1089,19 +1157,29 @@ def _digit_passes(text: str) -> str:
 WindowPasses = tuple[tuple[int, Callable[[str], str]], ...]
 
 
-def read_window(piece: str, longest: int, passes: WindowPasses, again: WindowPasses) -> str:
+def read_window(
+    piece: str, longest: int, passes: WindowPasses, again: tuple[WindowPasses, ...]
+) -> str:
     """The window's passes in order, each when its chains hold enough digits for its form. When
-    they took something and digits are left, the window is read again with the phone passes
-    first (``again``), and the reading that leaves fewer digits wins (the first on a tie): a
-    Luhn-valid window of groups can span two values (``900-50-0001 020 0000 0000``: 16 digits
-    from the SSN into the phone pass the check once in ten), and so can an SSN's groups
-    (``001 10 0001`` in ``0000.0000.0000.0 001 10 0001 000``); the first reading left the rest
-    of the phone number readable. Shared with the reference reading."""
-    first = _read(piece, longest, passes)
-    if first == piece or _DIGIT.search(first) is None:
-        return first
-    second = _read(piece, longest, again)
-    return second if _count_digits(second) < _count_digits(first) else first
+    they took something and digits are left, the window is read again in each other order of
+    ``again`` (the phone passes first, SSNs and cards first), and the reading that leaves fewest
+    digits wins (the earliest on a tie): a Luhn-valid window of groups can span two values
+    (``900-50-0001 020 0000 0000``: 16 digits from the SSN into the phone pass the check once in
+    ten), and so can an SSN's groups (``001 10 0001`` in ``0000.0000.0000.0 001 10 0001 000``);
+    the first reading left the rest of the phone number readable. A card after a ``+``
+    (``+5188/3364/3658/5926``) read as a phone number of its first 15 digits and left the rest,
+    and a card read into an SSN's first group left the SSN's rest.
+    Shared with the reference reading."""
+    best = _read(piece, longest, passes)
+    if best == piece:
+        return best
+    for order in again:
+        if _DIGIT.search(best) is None:
+            break
+        reading = _read(piece, longest, order)
+        if _count_digits(reading) < _count_digits(best):
+            best = reading
+    return best
 
 
 def _read(piece: str, longest: int, passes: WindowPasses) -> str:
@@ -1170,3 +1248,14 @@ _PHONES_FIRST: WindowPasses = (
     _WINDOW_PASSES[2],  # cards
 )
 """The second reading of a window (``read_window``): every phone first."""
+_CARDS_FIRST: WindowPasses = (
+    _WINDOW_PASSES[0],  # IPv4
+    _WINDOW_PASSES[3],  # SSN
+    _WINDOW_PASSES[2],  # cards
+    _WINDOW_PASSES[1],  # international
+    _WINDOW_PASSES[4],  # North American, national and later 00 numbers
+)
+"""The third reading: SSNs and cards before the phone numbers (a card after a ``+`` is no phone
+number), SSNs before cards (a card read on into an SSN's first group: ``0000/0000/0101/022
+001.01.0001`` left ``.01.0001``)."""
+_READ_AGAIN = (_PHONES_FIRST, _CARDS_FIRST)
