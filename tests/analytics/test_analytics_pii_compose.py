@@ -41,6 +41,7 @@ def test_each_item_alone_leaves_nothing_private(message: Message) -> None:
     """No digit or ``@`` of the item is left (the words around have none), nor a piece of a
     secret; what stays by design (a URL's host after its credentials) is taken out first."""
     assume(not _key_glued_to_a_word(message))
+    assume(not _in_an_open_class(message))
     assert not leaks(message, strip_pii(message.text)), strip_pii(message.text)
 
 
@@ -131,5 +132,53 @@ def test_two_cleaned_messages_joined_by_any_separator_are_cleaned(
     assume(not leaks(second, strip_pii(second.text)))
     joined = first + separator[1] + second
     assume(not _key_glued_to_a_word(joined))
+    assume(not _in_an_open_class(joined))
     stripped = strip_pii(joined.text)
     assert not leaks(joined, stripped), (separator[0], stripped)
+
+
+# --- the classes still open ------------------------------------------------------------------
+
+_DIGIT = re.compile(r"[0-9]")
+_LOCAL_PART_CHARACTER = re.compile(r"[\w!#$%&'*+/=?^`{|}~.-]")
+_FOUR_DOTTED_GROUPS = re.compile(r"[0-9]\.[0-9]+\.[0-9]+\.[0-9]")
+
+
+def _in_an_open_class(message: Message) -> bool:
+    """The classes ``OPEN_LEAKS`` pins (issue 29, part 7; found by ``support.pii_leak_rate``, each
+    rarer than one in the properties' 600 draws but met in CI): left out of the properties until
+    the stripper mends them, so a CI run fails on a new class, not on a known one."""
+    text = message.text
+    for item in message.items:
+        at = text.find(item.text)
+        end = at + len(item.text)
+        if at < 0:
+            continue
+        if item.kind == "phone" and _FOUR_DOTTED_GROUPS.search(item.text):
+            return True  # a phone's dotted groups read as an IPv4 address
+        if item.kind in ("iban", "card") and _DIGIT.search(text, end):
+            return True  # an IBAN or a card read into a later value's first group
+        if item.kind == "ip" and ":" in item.text and _LOCAL_PART_CHARACTER.match(text, end):
+            return True  # an IPv6 address's last group read as an e-mail's local part
+        if item.kind == "email" and "@[" in item.text and re.search(r"[0-9]\s*\Z", text[:at]):
+            return True  # digits before an address literal read into the local part
+    return False
+
+
+OPEN_LEAKS = [
+    "+45-0.0.0.0 0 0",  # a phone's dotted groups read as an IPv4 address
+    "AA75 0000 0000 000 000/000/0000",  # an IBAN that takes the next number's first group
+    "DE82-1111-1315-9111-1073-88 mail 258-29-0001",  # ... across a word, too
+    "from 0000:0000:0000:0000:0000:0000:0066:d98d=x@example.com",  # IPv6 into a local part
+    "07000.000000 0000@[0.0.0.1]",  # digits before an address literal
+]
+"""Leaks the generators still find (issue 29, part 7; the closing note of this stop). Each is
+expected to leak: when the stripper mends one, its test passes, the strict mark fails it, and its
+branch of ``_in_an_open_class`` must go."""
+
+
+@pytest.mark.xfail(strict=True, reason="an open leak class of issue 29, part 7")
+@pytest.mark.parametrize("text", OPEN_LEAKS)
+def test_an_open_leak_class_still_leaks(text: str) -> None:
+    stripped = strip_pii(text)
+    assert not any(c.isdigit() for c in re.sub(r"\[[A-Z_]+\]", "", stripped)), stripped
