@@ -14,13 +14,14 @@ import argparse
 import datetime
 import json
 import platform
-import re
 import sys
 import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks import docs_tables
+from benchmarks.docs_tables import table_block
 from benchmarks.peers.analyse import summarise
 from benchmarks.peers.drive import TRANSPORTS, Run, run_once
 from benchmarks.peers.probe import CALLS, ERROR_CLASSES, EXPECTED_COUNTS, FRAMEWORKS, SUCCESS
@@ -277,26 +278,18 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-TABLE_BLOCK = re.compile(r"(<!-- peers-table: [^>]*-->\n)(.*?)\n\n", re.DOTALL)
+TABLE_BLOCK = table_block("peers-table")
 """The table of docs/peers.md: the lines after its ``peers-table`` comment, up to a blank line."""
 
 
 def replace_table(page: Path, table: str) -> None:
-    text = page.read_text(encoding="utf-8")
-    if TABLE_BLOCK.search(text) is None:
-        raise SystemExit(f"{page}: no <!-- peers-table: ... --> comment followed by a table")
-    updated = TABLE_BLOCK.sub(lambda match: match.group(1) + table + "\n\n", text, count=1)
-    page.write_text(updated, encoding="utf-8")
+    docs_tables.replace_table(page, table, TABLE_BLOCK, "peers-table")
 
 
 def main(argv: list[str]) -> None:
     options = parse(argv)
     if options.markdown is not None:
-        table = markdown(json.loads(Path(options.markdown).read_text(encoding="utf-8")))
-        if options.page is None:
-            print(table)
-        else:
-            replace_table(Path(options.page), table)
+        docs_tables.print_or_write(options.markdown, options.page, markdown, replace_table)
         return
     workdir = Path(options.workdir or tempfile.mkdtemp(prefix="toolcall-spec-peers-"))
     workdir.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchmarks import docs_tables
+from benchmarks.docs_tables import table_block
 from benchmarks.record_peers.drive import (
     LIVE_SERVER,
     MISS,
@@ -482,14 +484,11 @@ def render(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-TABLE_BLOCK = re.compile(r"(<!-- record-peers-table: [^>]*-->\n)(.*?)\n\n", re.DOTALL)
+TABLE_BLOCK = table_block("record-peers-table")
 
 
 def replace_table(page: Path, table: str) -> None:
-    text = page.read_text(encoding="utf-8")
-    if TABLE_BLOCK.search(text) is None:
-        raise SystemExit(f"{page}: no <!-- record-peers-table: ... --> comment followed by a table")
-    page.write_text(TABLE_BLOCK.sub(lambda m: m.group(1) + table + "\n\n", text, count=1), "utf-8")
+    docs_tables.replace_table(page, table, TABLE_BLOCK, "record-peers-table")
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -529,11 +528,7 @@ def venv_version(distribution: str, bins: Path | None) -> str | None:
 def main(argv: list[str]) -> None:
     options = parse(argv)
     if options.markdown is not None:
-        table = markdown(json.loads(Path(options.markdown).read_text(encoding="utf-8")))
-        if options.page is None:
-            print(table)
-        else:
-            replace_table(Path(options.page), table)
+        docs_tables.print_or_write(options.markdown, options.page, markdown, replace_table)
         return
     workdir = Path(options.workdir or tempfile.mkdtemp(prefix="toolcall-spec-record-peers-"))
     bins = {peer: Path(folder) for peer, _, folder in (v.partition("=") for v in options.venv)}
