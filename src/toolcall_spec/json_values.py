@@ -60,6 +60,11 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def milliseconds(value: Any) -> float | None:
+    """A recorded duration (``record --timings``): a JSON number of 0 or more, else ``None``."""
+    return float(value) if is_number(value) and value >= 0 else None
+
+
 def number(value: int | float) -> Fraction:
     """The exact value of a JSON number; a float reads as its shortest decimal (``0.1``: 1/10)."""
     return Fraction(value) if isinstance(value, int) else Fraction(repr(value))

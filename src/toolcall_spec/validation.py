@@ -13,6 +13,7 @@ import jsonschema_rs
 
 from toolcall_spec.catalog import KINDS, Kind, all_schemas, infer_kind, is_kind, validator
 from toolcall_spec.json_paths import ROOT, format_path, printable
+from toolcall_spec.json_values import milliseconds
 from toolcall_spec.problems import Problem
 from toolcall_spec.rules import is_tool_error
 
@@ -349,8 +350,7 @@ def recorded_durations_problems(document: Any) -> Iterator[Problem]:
             yield _input_warning(where, message)
             continue
         for i, value in enumerate(durations):
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if value is not None and not (number and value >= 0):
+            if value is not None and milliseconds(value) is None:
                 yield _input_warning([*where, i], "a duration is milliseconds (>= 0) or null")
 
 

@@ -44,6 +44,7 @@ from toolcall_spec.host.reference import (
     served_failure,
     served_success,
 )
+from toolcall_spec.json_values import milliseconds
 from toolcall_spec.mcp.secrets import redact_secrets, serve_matching
 from toolcall_spec.processes import STOP_SIGNALS, StopSignals
 from toolcall_spec.replay.events import (
@@ -134,12 +135,7 @@ def recorded_durations(task: Mapping[str, Any]) -> list[float | None] | None:
     durations = mcp_part.get("durationsMs") if isinstance(mcp_part, Mapping) else None
     if not isinstance(durations, list):
         return None
-    return [_milliseconds(value) for value in durations]
-
-
-def _milliseconds(value: Any) -> float | None:
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if number and value >= 0 else None
+    return [milliseconds(value) for value in durations]
 
 
 def derived_tools(entries: Sequence[Any]) -> list[dict[str, Any]]:
@@ -193,9 +189,12 @@ class FixtureReplay:
     injected_delays: int = field(default=0, init=False)
     tool_calls: dict[str, int] = field(default_factory=dict, init=False)
     """Calls so far, by tool name: the ordinals ``--inject call=N`` counts."""
+    durations: list[float | None] = field(default_factory=list, init=False)
+    """Each entry's recorded duration (``recorded_durations``), read once."""
 
     def __post_init__(self) -> None:
         self.server = FixtureServer.for_task(self.task)
+        self.durations = recorded_durations(self.task) or []
         self.log = EventLog(f"local/{self.ids()}", self.clock)
 
     @property
@@ -279,8 +278,7 @@ class FixtureReplay:
         return answer, _wire_result(answer, served.response if "response" in served.entry else None)
 
     def _recorded_ms(self, index: int) -> float:
-        durations = recorded_durations(self.task) or []
-        duration = durations[index] if index < len(durations) else None
+        duration = self.durations[index] if index < len(self.durations) else None
         return duration if duration is not None else 0.0
 
     async def _answer_miss(

@@ -37,6 +37,7 @@ from typing import Any, TypeGuard
 import orjson
 
 from toolcall_spec import filesystem
+from toolcall_spec.json_values import milliseconds
 from toolcall_spec.loading import MAX_DOCUMENT_BYTES, DocumentError, parse_json, read_limited
 from toolcall_spec.replay.promote import RecordedCall, RecordedTask, recorded_suite
 
@@ -117,8 +118,7 @@ class Recording:
             raise ValueError("a call's args is an object or null")
         task = self._tasks.setdefault(session, _Task("session"))
         # Exactly once: a call's first line wins (the recorder writes one; a reader is sure).
-        duration = record.get("ms")
-        duration = float(duration) if _is_number(duration) and duration >= 0 else None
+        duration = milliseconds(record.get("ms"))
         task.calls.setdefault(
             number, RecordedCall(tool, args, record["response"], record["isError"], duration)
         )
@@ -149,10 +149,6 @@ class Recording:
 
 def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # --- reading a journal --------------------------------------------------------------------------
