@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 from support.strategies import Draw
 from support.strategies.compat import generated_schemas
 from support.strategies.mcp import call_tool_results
+from support.strategies.secret_names import secret_values
 from support.strategies.values import json_objects
 
 from toolcall_spec.compat import compare, verdict
 from toolcall_spec.json_values import json_equal
+from toolcall_spec.mcp.secrets import redact_secrets
 from toolcall_spec.mcp.verify import judge_call, judge_contract
 from toolcall_spec.replay.promote import RecordedCall, fixture_entry
 from toolcall_spec.rules import is_tool_error
@@ -44,10 +46,33 @@ def test_a_call_is_judged_by_the_one_rule_then_by_its_content(
         assert found == "isError flipped"
         return
     same_content = all(
-        json_equal(recorded.response.get(key, "absent"), live.response.get(key, "absent"))
+        json_equal(
+            redact_secrets(recorded.response.get(key, "absent")),
+            redact_secrets(live.response.get(key, "absent")),
+        )
         for key in ("content", "structuredContent")
     )
     assert found == ("same" if same_content else "content changed")
+
+
+@CALLS_JUDGED
+@given(st.sampled_from(["access_token", "apiKey", "password"]), secret_values(), secret_values())
+def test_an_answer_that_differs_only_in_its_secrets_is_the_same(
+    name: str, recorded_secret: str | int, live_secret: str | int
+) -> None:
+    """A live server issues a new token each time, and ``record`` keeps none: neither is a
+    change. Anything else that differs still is."""
+
+    def answer(secret: str | int, text: str) -> RecordedCall:
+        result = {
+            "content": [{"type": "text", "text": f"{text}: use Bearer {secret}x0000000"}],
+            "structuredContent": {"session": {name: secret}},
+        }
+        return RecordedCall.answered("t", {}, result)
+
+    recorded = fixture_entry(answer(recorded_secret, "signed in"))
+    assert judge_call(recorded, answer(live_secret, "signed in")) == "same"
+    assert judge_call(recorded, answer(live_secret, "signed out")) == "content changed"
 
 
 @CALLS_JUDGED

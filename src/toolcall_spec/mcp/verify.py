@@ -8,7 +8,8 @@ judged against what was recorded:
 - ``isError flipped``: the recording and the live answer disagree on whether the call failed (by
   the one rule, ``rules.is_tool_error``; a JSON-RPC error is a failure, as ``record`` keeps it);
 - ``content changed``: both agree, but the answer's ``content`` or ``structuredContent`` differs
-  (as JSON values: key order ignored, ``1 == 1.0``);
+  (as JSON values: key order ignored, ``1 == 1.0``), secrets left out on both sides (``record``
+  keeps none, and a live server issues a new token each time: ``mcp.secrets``);
 - ``same``: neither.
 
 The tool contract: the tools the server lists now (``tools/list``, every page) against the list
@@ -32,6 +33,7 @@ from toolcall_spec.compat import Change, compare, verdict
 from toolcall_spec.json_paths import format_path
 from toolcall_spec.json_values import json_equal
 from toolcall_spec.loading import DocumentError
+from toolcall_spec.mcp.secrets import redact_secrets
 from toolcall_spec.replay.promote import RecordedCall
 from toolcall_spec.rules import is_tool_error
 
@@ -75,8 +77,8 @@ def judge_call(recorded: Mapping[str, Any], live: RecordedCall) -> CallVerdict:
     """A fixture entry as recorded against the live answer to the same call."""
     if is_tool_error(recorded) != live.is_error:
         return FLIPPED
-    response = recorded.get("response")
-    if not json_equal(_compared(response), _compared(live.response)):
+    recorded_content = redact_secrets(_compared(recorded.get("response")))
+    if not json_equal(recorded_content, redact_secrets(_compared(live.response))):
         return CONTENT_CHANGED
     return SAME
 
